@@ -1,0 +1,114 @@
+package pluginkit
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// Main is a plugin binary's whole main: it handles the command line, then
+// serves the protocol on stdin/stdout until the host lets go. It returns
+// the process exit code.
+//
+//	--manifest, -m   print the PluginManifest as one line and exit 0
+//	--version        print "<name> <version>"
+//	--help, -h       usage on stderr
+//	<command> …      a Plugin.Commands mode (for operators)
+//	(no arguments)   serve; a terminal on stdin gets a hint and exit 2
+func Main(p Plugin) int {
+	if code, done := p.handleArgs(os.Args[1:], os.Stdout, os.Stderr); done {
+		return code
+	}
+	if isTerminal(os.Stdin) {
+		fmt.Fprintf(os.Stderr, "%s is an Animus plugin and speaks JSON-RPC on stdin; install it with `animus plugin install --path <binary>`, or see --help\n", p.Name)
+		return 2
+	}
+	if p.Logger == nil {
+		p.Logger = NewLogger(os.Stderr, p.envVars())
+	}
+	// From here on nothing but frames may reach the host's stdout: the
+	// protocol gets a private copy of fd 1, and fd 1 itself now points at
+	// stderr, so a stray print (ours, a library's, or C code's) lands in
+	// the log instead of corrupting the stream.
+	proto, err := reserveStdout()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: cannot reserve stdout: %v\n", p.Name, err)
+		return 1
+	}
+	// A host that closes our stderr must not kill us with SIGPIPE.
+	signal.Ignore(syscall.SIGPIPE)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+
+	if p.Preflight != nil {
+		if err := p.Preflight(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", p.Name, err)
+			return 1
+		}
+	}
+	if err := Serve(ctx, p, os.Stdin, proto); err != nil {
+		p.Logger.Error("serve failed", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// handleArgs runs the non-serving modes. It reports done=false when the
+// plugin should serve.
+func (p *Plugin) handleArgs(args []string, stdout, stderr io.Writer) (code int, done bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case "--manifest", "-m":
+		if err := p.WriteManifest(stdout); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
+			return 1, true
+		}
+		return 0, true
+	case "--version":
+		fmt.Fprintf(stdout, "%s %s (protocol %s)\n", p.Name, p.version(), ProtocolVersion)
+		return 0, true
+	case "--help", "-h", "help":
+		p.usage(stderr)
+		return 0, true
+	}
+	if cmd, ok := p.Commands[args[0]]; ok {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		return cmd.Run(ctx, args[1:]), true
+	}
+	fmt.Fprintf(stderr, "%s: unknown argument %q\n", p.Name, args[0])
+	p.usage(stderr)
+	return 2, true
+}
+
+func (p *Plugin) usage(w io.Writer) {
+	fmt.Fprintf(w, "%s %s: %s\n\n", p.Name, p.version(), p.Description)
+	fmt.Fprintf(w, "An Animus %s plugin. Animus starts it with no arguments and speaks JSON-RPC\n", p.Kind)
+	fmt.Fprintf(w, "(protocol %s) on stdin/stdout; logs go to stderr as JSON.\n\n", ProtocolVersion)
+	fmt.Fprintf(w, "Usage:\n  %s              serve (started by Animus)\n", p.Name)
+	fmt.Fprintf(w, "  %s --manifest   print the plugin manifest (JSON, one line)\n", p.Name)
+	fmt.Fprintf(w, "  %s --version    print the version\n", p.Name)
+	names := make([]string, 0, len(p.Commands))
+	for name := range p.Commands {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %s %s  %s\n", p.Name, name, p.Commands[name].Summary)
+	}
+	fmt.Fprintf(w, "\nEnvironment (declared in env_required, forwarded by Animus):\n")
+	for _, e := range p.envVars() {
+		fmt.Fprintf(w, "  %-28s %s\n", e.Name, e.Description)
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,106 @@
+package pluginkit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+)
+
+// ErrClosed is returned by Peer.Notify once the connection has ended.
+var ErrClosed = errors.New("pluginkit: connection closed")
+
+// Peer is the plugin's handle on the host: it sends notifications
+// (trigger/event, subject/changed, log_storage/event, …) and runs
+// background work that lives until the plugin drains. It is safe for use
+// from many goroutines; each notification is one frame, and notifications
+// sent from one goroutine arrive in the order they were sent.
+type Peer struct{ s *server }
+
+// Notify sends a notification. params nil omits the params key.
+func (p *Peer) Notify(method string, params any) error {
+	var raw []byte
+	if params != nil {
+		var err error
+		if raw, err = marshal(params); err != nil {
+			return err
+		}
+	}
+	frame, err := notificationFrame(method, raw)
+	if err != nil {
+		return err
+	}
+	if p.s.closed.Load() {
+		return ErrClosed
+	}
+	return p.s.out.write(frame)
+}
+
+// Go runs fn in the background, for streams such as a watch loop. Its
+// context ends when the plugin drains (shutdown, exit, EOF, SIGTERM), and
+// draining waits for fn to return (bounded), so streams stop cleanly.
+func (p *Peer) Go(fn func(ctx context.Context)) {
+	p.s.tasks.Add(1)
+	go func() {
+		defer p.s.tasks.Done()
+		fn(p.s.life)
+	}()
+}
+
+// Context ends when the plugin drains.
+func (p *Peer) Context() context.Context { return p.s.life }
+
+// HostCapabilities returns what the host declared in initialize.
+func (p *Peer) HostCapabilities() HostCapabilities {
+	p.s.mu.Lock()
+	defer p.s.mu.Unlock()
+	return p.s.hostCaps
+}
+
+// Logger is the plugin's stderr logger.
+func (p *Peer) Logger() *slog.Logger { return p.s.log }
+
+// RecordError makes err the last_error that health/check reports. The text
+// is redacted of secrets and file paths first.
+func (p *Peer) RecordError(err error) { p.s.recordError(err) }
+
+type ctxKey int
+
+const (
+	peerKey ctxKey = iota
+	requestIDKey
+)
+
+// PeerFrom returns the Peer of the connection a handler runs on.
+func PeerFrom(ctx context.Context) *Peer {
+	p, _ := ctx.Value(peerKey).(*Peer)
+	return p
+}
+
+// RequestID returns the id of the request a handler serves, exactly as the
+// host sent it (a subject/watch or log_storage/tail stream echoes it).
+func RequestID(ctx context.Context) json.RawMessage {
+	id, _ := ctx.Value(requestIDKey).(json.RawMessage)
+	return id
+}
+
+// Progress sends $/progress {id, value} for the current request when the
+// host declared progress support; otherwise it does nothing.
+func Progress(ctx context.Context, value any) error {
+	p := PeerFrom(ctx)
+	id := RequestID(ctx)
+	if p == nil || id == nil || !p.HostCapabilities().Progress {
+		return nil
+	}
+	return p.Notify("$/progress", struct {
+		ID    json.RawMessage `json:"id"`
+		Value any             `json:"value"`
+	}{id, value})
+}
+
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if p := PeerFrom(ctx); p != nil {
+		return p.s.log
+	}
+	return slog.New(slog.DiscardHandler)
+}

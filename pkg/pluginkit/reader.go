@@ -1,0 +1,250 @@
+package pluginkit
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"unicode/utf8"
+)
+
+// MaxFrameBytes is the largest inbound frame accepted (spec §1.3 allows
+// rejecting frames over 16 MiB). Host frames such as queue dispatches and
+// subject patches can be several MiB, so the limit is explicit, not bufio's.
+const MaxFrameBytes = 16 << 20
+
+// frameError is an inbound frame that could not be used. It becomes a
+// -32700 response; reading goes on at the next line.
+type frameError struct{ reason string }
+
+func (e *frameError) Error() string { return "parse error: " + e.reason }
+
+var (
+	errTooLarge    = &frameError{"frame exceeds 16 MiB"}
+	errBadUTF8     = &frameError{"frame is not valid UTF-8"}
+	errBOM         = &frameError{"frame starts with a byte order mark"}
+	errInvalidJSON = &frameError{"invalid JSON"}
+	errTruncated   = &frameError{"input ended inside a frame"}
+)
+
+// frameReader takes frames off the host's byte stream. A frame is normally
+// one line. A line that opens a JSON object or array without closing it
+// starts a pretty-printed frame (spec §1.1), which continues until its
+// brackets balance. A line that starts with '{' in column 0 while such a
+// frame is open is taken as a new frame and the open fragment is reported
+// as a parse error: pretty-printers indent nested values, so this keeps one
+// bad line from swallowing the frames after it.
+//
+// Lines longer than max are skipped to the next newline without being
+// buffered, so a 100 MiB line costs no more memory than a 16 MiB one.
+type frameReader struct {
+	r   *bufio.Reader
+	max int
+
+	pending []byte // an open pretty-printed frame
+	depth   depthScanner
+	carry   []byte // a line that ended the previous open frame and starts the next
+}
+
+func newFrameReader(r io.Reader, max int) *frameReader {
+	return &frameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// Next returns the next frame, a *frameError for input that cannot be a
+// frame, or io.EOF. The returned slice is owned by the caller.
+func (fr *frameReader) Next() ([]byte, error) {
+	for {
+		var line []byte
+		var err error
+		if fr.carry != nil {
+			line, fr.carry = fr.carry, nil
+		} else {
+			line, err = fr.readLine()
+		}
+		if errors.Is(err, errTooLarge) {
+			fr.reset()
+			return nil, err
+		}
+		if err != nil && len(line) == 0 {
+			if err == io.EOF && len(fr.pending) > 0 {
+				fr.reset()
+				return nil, errTruncated
+			}
+			return nil, err
+		}
+		frame, ferr := fr.feed(line)
+		if frame != nil || ferr != nil {
+			return frame, ferr
+		}
+		if err == io.EOF {
+			if len(fr.pending) > 0 {
+				fr.reset()
+				return nil, errTruncated
+			}
+			return nil, io.EOF
+		}
+	}
+}
+
+// feed consumes one line. It returns a complete frame, a frame error, or
+// neither when more lines are needed (or the line was blank).
+func (fr *frameReader) feed(line []byte) ([]byte, error) {
+	trimmed := bytes.TrimSpace(line)
+	if len(fr.pending) == 0 {
+		if len(trimmed) == 0 {
+			return nil, nil
+		}
+		if bytes.HasPrefix(trimmed, []byte("\xef\xbb\xbf")) {
+			return nil, errBOM
+		}
+		if !utf8.Valid(trimmed) {
+			return nil, errBadUTF8
+		}
+		if json.Valid(trimmed) {
+			return trimmed, nil
+		}
+		if trimmed[0] != '{' && trimmed[0] != '[' {
+			return nil, errInvalidJSON
+		}
+		fr.depth = depthScanner{}
+		if fr.depth.scan(trimmed) != depthOpen {
+			return nil, errInvalidJSON
+		}
+		fr.pending = append(fr.pending[:0], trimmed...)
+		return nil, nil
+	}
+
+	if len(line) > 0 && line[0] == '{' {
+		// A new frame in column 0: the open fragment was garbage.
+		fr.reset()
+		fr.carry = line
+		return nil, errInvalidJSON
+	}
+	if len(fr.pending)+1+len(trimmed) > fr.max {
+		fr.reset()
+		return nil, errTooLarge
+	}
+	if !utf8.Valid(trimmed) {
+		fr.reset()
+		return nil, errBadUTF8
+	}
+	fr.pending = append(fr.pending, '\n')
+	fr.pending = append(fr.pending, trimmed...)
+	switch fr.depth.scan(append([]byte{'\n'}, trimmed...)) {
+	case depthOpen:
+		return nil, nil
+	case depthClosed:
+		frame := fr.pending
+		fr.pending = nil
+		if !json.Valid(frame) {
+			return nil, errInvalidJSON
+		}
+		return frame, nil
+	default:
+		fr.reset()
+		return nil, errInvalidJSON
+	}
+}
+
+func (fr *frameReader) reset() {
+	fr.pending = nil
+	fr.depth = depthScanner{}
+}
+
+// readLine returns one line without its newline. A line longer than max is
+// discarded up to its newline and reported as errTooLarge. Short lines are
+// copied out of bufio's buffer; long ones are built in a buffer sized once.
+func (fr *frameReader) readLine() ([]byte, error) {
+	chunk, err := fr.r.ReadSlice('\n')
+	if err == nil {
+		if len(chunk)-1 > fr.max {
+			return nil, errTooLarge
+		}
+		return bytes.Clone(chunk[:len(chunk)-1]), nil
+	}
+	if err != bufio.ErrBufferFull {
+		if len(chunk) > fr.max {
+			return nil, errTooLarge
+		}
+		return bytes.Clone(chunk), err
+	}
+	line := make([]byte, 0, 2*len(chunk))
+	line = append(line, chunk...)
+	for {
+		chunk, err = fr.r.ReadSlice('\n')
+		if len(line)+len(chunk) > fr.max+1 {
+			return nil, fr.discard(err)
+		}
+		line = append(line, chunk...)
+		switch err {
+		case nil:
+			return line[:len(line)-1], nil
+		case bufio.ErrBufferFull:
+			continue
+		default:
+			return line, err
+		}
+	}
+}
+
+// discard skips the rest of an oversized line.
+func (fr *frameReader) discard(err error) error {
+	for err == bufio.ErrBufferFull {
+		_, err = fr.r.ReadSlice('\n')
+	}
+	if err != nil && err != io.EOF {
+		return err
+	}
+	return errTooLarge
+}
+
+// depthScanner tracks bracket depth outside JSON strings across lines, so
+// that a pretty-printed frame is recognised as complete in linear time.
+type depthScanner struct {
+	depth    int
+	inString bool
+	escaped  bool
+}
+
+type depthState int
+
+const (
+	depthOpen depthState = iota
+	depthClosed
+	depthBroken
+)
+
+func (d *depthScanner) scan(b []byte) depthState {
+	for i, c := range b {
+		switch {
+		case d.escaped:
+			d.escaped = false
+		case d.inString:
+			switch c {
+			case '\\':
+				d.escaped = true
+			case '"':
+				d.inString = false
+			case '\n':
+				return depthBroken
+			}
+		case c == '"':
+			d.inString = true
+		case c == '{' || c == '[':
+			d.depth++
+		case c == '}' || c == ']':
+			d.depth--
+			if d.depth < 0 {
+				return depthBroken
+			}
+			if d.depth == 0 {
+				if len(bytes.TrimSpace(b[i+1:])) != 0 {
+					return depthBroken
+				}
+				return depthClosed
+			}
+		}
+	}
+	return depthOpen
+}

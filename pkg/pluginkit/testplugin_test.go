@@ -1,0 +1,97 @@
+package pluginkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+type echoParams struct {
+	Message string `json:"message"`
+	Count   int    `json:"count"`
+}
+
+type sleepParams struct {
+	MS int `json:"ms"`
+}
+
+func (p sleepParams) Validate() error {
+	if p.MS < 0 {
+		return errors.New("ms must not be negative")
+	}
+	return nil
+}
+
+// testPlugin is a small plugin exercising every pluginkit feature.
+func testPlugin() Plugin {
+	mux := NewMux()
+	Handle(mux, "test/echo", func(ctx context.Context, p echoParams) (echoParams, error) {
+		return p, nil
+	})
+	Handle(mux, "test/sleep", func(ctx context.Context, p sleepParams) (map[string]int, error) {
+		_ = Progress(ctx, map[string]any{"phase": "sleeping"})
+		select {
+		case <-time.After(time.Duration(p.MS) * time.Millisecond):
+			return map[string]int{"slept_ms": p.MS}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	Handle(mux, "test/stream", func(ctx context.Context, p echoParams) (map[string]bool, error) {
+		peer, id := PeerFrom(ctx), RequestID(ctx)
+		peer.Go(func(ctx context.Context) {
+			for i := range p.Count {
+				if ctx.Err() != nil {
+					return
+				}
+				_ = peer.Notify("test/event", map[string]any{"id": id, "seq": i})
+			}
+		})
+		return map[string]bool{"streaming": true}, nil
+	})
+	Handle(mux, "test/fail", func(ctx context.Context, p echoParams) (any, error) {
+		return nil, fmt.Errorf("wrapped: %w", NotFound("subject %s", p.Message))
+	})
+	Handle(mux, "test/internal", func(ctx context.Context, p echoParams) (any, error) {
+		return nil, errors.New("open /var/lib/secret/db.sqlite: permission denied, token=" + p.Message)
+	})
+	Handle(mux, "test/panic", func(ctx context.Context, p echoParams) (any, error) {
+		panic("boom")
+	})
+	Handle(mux, "test/null", func(ctx context.Context, p echoParams) (*echoParams, error) {
+		return nil, nil
+	})
+	HandleNotification(mux, "test/note", func(ctx context.Context, p echoParams) error {
+		return PeerFrom(ctx).Notify("test/noted", p)
+	})
+	return Plugin{
+		Name: "animus-test", Version: "1.2.3", Kind: "trigger_backend", Description: "pluginkit test plugin",
+		Mux:               mux,
+		Env:               []EnvVar{{Name: "TEST_PLUGIN_TOKEN", Description: "a secret", Sensitive: true}},
+		ExtraCapabilities: []string{"$vendor/test", "test/echo"},
+		Streaming:         true,
+		Progress:          true,
+		Health: func(ctx context.Context) HealthReport {
+			return HealthReport{Status: Degraded}
+		},
+	}
+}
+
+func contains(list []any, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func joinKeys(m map[string]any) string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return strings.Join(keys, ",")
+}
