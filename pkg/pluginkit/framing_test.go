@@ -119,6 +119,7 @@ func TestFrameReader(t *testing.T) {
 		{"pretty", 100, "{\n \"a\": [\n  1\n ]\n}\n{\"b\":2}\n", []string{"{\n\"a\": [\n1\n]\n}", `{"b":2}`}},
 		{"brackets in strings", 100, "{\n\"a\": \"}]{[\"\n}\n", []string{"{\n\"a\": \"}]{[\"\n}"}},
 		{"escaped quote", 100, "{\n\"a\": \"\\\"}\"\n}\n", []string{"{\n\"a\": \"\\\"}\"\n}"}},
+		{"syntax error on an open line", 100, "{not json\n{\"b\":1}\n", []string{"ERR", `{"b":1}`}},
 		{"garbage then frame in column 0", 100, "{\"a\":\n{\"b\":1}\n", []string{"ERR", `{"b":1}`}},
 		{"too long", 10, "{\"a\":\"0123456789\"}\n{}\n", []string{"ERR", `{}`}},
 		{"pretty too long", 12, "{\n\"a\": \"0123456789\"\n}\n{}\n", []string{"ERR", "ERR", `{}`}},

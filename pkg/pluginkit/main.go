@@ -34,7 +34,7 @@ func Main(p Plugin) int {
 	// protocol gets a private copy of fd 1, and fd 1 itself now points at
 	// stderr, so a stray print (ours, a library's, or C code's) lands in
 	// the log instead of corrupting the stream.
-	proto, err := reserveStdout()
+	in, out, err := reserveStdio()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: cannot reserve stdout: %v\n", p.Name, err)
 		return 1
@@ -50,7 +50,7 @@ func Main(p Plugin) int {
 			return 1
 		}
 	}
-	if err := Serve(ctx, p, os.Stdin, proto); err != nil {
+	if err := Serve(ctx, p, in, out); err != nil {
 		p.Logger.Error("serve failed", "error", err)
 		return 1
 	}

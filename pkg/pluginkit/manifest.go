@@ -31,9 +31,7 @@ func (p *Plugin) manifest() manifest {
 		Capabilities:    p.capabilityList(),
 	}
 	for _, e := range p.envVars() {
-		m.EnvRequired = append(m.EnvRequired, envRequirement{
-			Name: e.Name, Description: e.Description, Sensitive: e.Sensitive, Required: e.Required,
-		})
+		m.EnvRequired = append(m.EnvRequired, envRequirement(e))
 	}
 	return m
 }

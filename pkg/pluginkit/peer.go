@@ -19,14 +19,7 @@ type Peer struct{ s *server }
 
 // Notify sends a notification. params nil omits the params key.
 func (p *Peer) Notify(method string, params any) error {
-	var raw []byte
-	if params != nil {
-		var err error
-		if raw, err = marshal(params); err != nil {
-			return err
-		}
-	}
-	frame, err := notificationFrame(method, raw)
+	frame, err := notificationFrame(method, params)
 	if err != nil {
 		return err
 	}

@@ -104,7 +104,7 @@ func (fr *frameReader) feed(line []byte) ([]byte, error) {
 		if json.Valid(trimmed) {
 			return trimmed, nil
 		}
-		if trimmed[0] != '{' && trimmed[0] != '[' {
+		if (trimmed[0] != '{' && trimmed[0] != '[') || !jsonPrefix(trimmed) {
 			return nil, errInvalidJSON
 		}
 		fr.depth = depthScanner{}
@@ -154,7 +154,9 @@ func (fr *frameReader) reset() {
 
 // readLine returns one line without its newline. A line longer than max is
 // discarded up to its newline and reported as errTooLarge. Short lines are
-// copied out of bufio's buffer; long ones are built in a buffer sized once.
+// copied out of bufio's buffer. A long line goes into one buffer reserved
+// at the limit: the kernel backs only the pages actually written, so a
+// 16 MiB frame costs 16 MiB, not the sum of a growing slice's copies.
 func (fr *frameReader) readLine() ([]byte, error) {
 	chunk, err := fr.r.ReadSlice('\n')
 	if err == nil {
@@ -169,7 +171,10 @@ func (fr *frameReader) readLine() ([]byte, error) {
 		}
 		return bytes.Clone(chunk), err
 	}
-	line := make([]byte, 0, 2*len(chunk))
+	if len(chunk) > fr.max {
+		return nil, fr.discard(err)
+	}
+	line := make([]byte, 0, fr.max+1)
 	line = append(line, chunk...)
 	for {
 		chunk, err = fr.r.ReadSlice('\n')
@@ -197,6 +202,16 @@ func (fr *frameReader) discard(err error) error {
 		return err
 	}
 	return errTooLarge
+}
+
+// jsonPrefix reports whether b is the start of a JSON value that more input
+// could complete, as opposed to input that is already wrong ("{not json").
+// Only the first line of a frame is checked this way; later lines are
+// tracked by depth and the whole frame is validated when it closes.
+func jsonPrefix(b []byte) bool {
+	var v json.RawMessage
+	err := json.NewDecoder(bytes.NewReader(b)).Decode(&v)
+	return errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // depthScanner tracks bracket depth outside JSON strings across lines, so

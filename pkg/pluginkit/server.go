@@ -352,12 +352,12 @@ func (s *server) recoverPanic(method string, c *call) {
 
 // reply sends a result. A result that cannot be encoded becomes -32603.
 func (s *server) reply(id json.RawMessage, result any) {
-	body, err := marshal(result)
+	frame, err := responseFrame(id, result)
 	if err != nil {
 		s.failCall("", id, err)
 		return
 	}
-	s.writeFrame(responseFrame(id, body))
+	s.writeFrame(frame)
 }
 
 // fail sends an error built by pluginkit itself.

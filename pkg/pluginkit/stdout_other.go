@@ -4,11 +4,11 @@ package pluginkit
 
 import "os"
 
-// reserveStdout keeps frames on the real stdout and points os.Stdout at
+// reserveStdio keeps frames on the real stdout and points os.Stdout at
 // stderr, so Go code cannot print onto the protocol stream. (Only Linux
-// also redirects fd 1 for C code.)
-func reserveStdout() (*os.File, error) {
-	proto := os.Stdout
+// also redirects fd 1 for C code and serves the pipes from the netpoller.)
+func reserveStdio() (in, out *os.File, err error) {
+	out = os.Stdout
 	os.Stdout = os.Stderr
-	return proto, nil
+	return os.Stdin, out, nil
 }

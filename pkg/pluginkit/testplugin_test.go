@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -86,12 +85,4 @@ func contains(list []any, s string) bool {
 		}
 	}
 	return false
-}
-
-func joinKeys(m map[string]any) string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return strings.Join(keys, ",")
 }

@@ -100,52 +100,66 @@ func validID(id []byte) bool {
 
 var nullID = json.RawMessage("null")
 
-// Frames are assembled by hand around pre-encoded values: the envelope's
-// key order is fixed (jsonrpc, id, result|error) and the id is the host's
+// Frames are assembled by hand around encoded values: the envelope's key
+// order is fixed (jsonrpc, id, result|error) and the id is the host's
 // bytes, verbatim.
 
-func responseFrame(id json.RawMessage, result []byte) []byte {
+func responseFrame(id json.RawMessage, result any) ([]byte, error) {
 	if id == nil {
 		id = nullID
 	}
-	b := make([]byte, 0, len(result)+len(id)+32)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, "}\n"...)
+	return encodeFrame([]byte(`{"jsonrpc":"2.0","id":`+string(id)+`,"result":`), result)
 }
 
 func errorFrame(id json.RawMessage, we wireError) []byte {
 	if id == nil {
 		id = nullID
 	}
-	body, err := marshal(we)
+	prefix := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":`)
+	frame, err := encodeFrame(prefix, we)
 	if err != nil { // unmarshalable data: drop it rather than lose the error
 		we.Data = map[string]any{"category": CategoryInternal}
-		body, _ = marshal(we)
+		frame, _ = encodeFrame(prefix, we)
 	}
-	b := make([]byte, 0, len(body)+len(id)+32)
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"error":`...)
-	b = append(b, body...)
-	return append(b, "}\n"...)
+	return frame
 }
 
-func notificationFrame(method string, params []byte) ([]byte, error) {
+func notificationFrame(method string, params any) ([]byte, error) {
 	name, err := marshal(method)
 	if err != nil {
 		return nil, err
 	}
-	b := make([]byte, 0, len(params)+len(name)+40)
-	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = append(b, name...)
-	if params != nil {
-		b = append(b, `,"params":`...)
-		b = append(b, params...)
+	prefix := []byte(`{"jsonrpc":"2.0","method":` + string(name))
+	if params == nil {
+		return append(prefix, "}\n"...), nil
 	}
-	return append(b, "}\n"...), nil
+	return encodeFrame(append(prefix, `,"params":`...), params)
+}
+
+// encodeFrame returns prefix + v as compact JSON + "}\n". The encoder hands
+// its whole output to Write at once, so the frame is allocated exactly
+// once at its final size; a 16 MiB result is not copied twice more.
+func encodeFrame(prefix []byte, v any) ([]byte, error) {
+	w := &frameBuilder{prefix: prefix}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, fmt.Errorf("encode %T: %w", v, err)
+	}
+	return w.frame, nil
+}
+
+type frameBuilder struct {
+	prefix, frame []byte
+}
+
+func (w *frameBuilder) Write(p []byte) (int, error) {
+	p = bytes.TrimSuffix(p, []byte("\n")) // Encode ends every value with a newline
+	frame := make([]byte, 0, len(w.prefix)+len(w.frame)+len(p)+2)
+	frame = append(frame, w.prefix...)
+	frame = append(frame, p...)
+	w.frame = append(frame, "}\n"...)
+	return len(p) + 1, nil
 }
 
 // marshal encodes v compactly without HTML escaping, as serde_json does

@@ -1,0 +1,113 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// child is a bare pipe client for benchmarks. The fake host records and
+// validates every frame, which is right for tests and wrong for a stopwatch,
+// so the benchmarks speak to both children through this instead: identical,
+// minimal work on the host side.
+type child struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func spawn(tb testing.TB, binary string) *child {
+	tb.Helper()
+	cmd := exec.Command(binary)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
+	cmd.Dir = tb.TempDir()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	c := &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	tb.Cleanup(func() {
+		in.Close()
+		_ = cmd.Wait()
+	})
+	return c
+}
+
+// roundTrip sends one request and reads lines until its response.
+func (c *child) roundTrip(tb testing.TB, method, params string) []byte {
+	c.id++
+	frame := `{"jsonrpc":"2.0","id":` + strconv.Itoa(c.id) + `,"method":"` + method + `","params":` + params + "}\n"
+	if _, err := io.WriteString(c.in, frame); err != nil {
+		tb.Fatal(err)
+	}
+	want := []byte(`"id":` + strconv.Itoa(c.id) + `,`)
+	for {
+		line, err := c.out.ReadBytes('\n')
+		if err != nil {
+			tb.Fatalf("read: %v", err)
+		}
+		if bytes.Contains(line, want) {
+			return line
+		}
+	}
+}
+
+func (c *child) handshake(tb testing.TB) {
+	resp := c.roundTrip(tb, "initialize", `{"protocol_version":"1.1.0","host_info":{"name":"bench","version":"0"},"capabilities":{"streaming":true,"progress":false,"cancellation":true}}`)
+	if !bytes.Contains(resp, []byte(`"result"`)) {
+		tb.Fatalf("initialize: %s", resp)
+	}
+	if _, err := io.WriteString(c.in, `{"jsonrpc":"2.0","method":"initialized"}`+"\n"); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// vmStatus reads a VmXXX field of /proc/<pid>/status in bytes.
+func vmStatus(tb testing.TB, pid int, field string) uint64 {
+	tb.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	tb.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+func decodeResult(tb testing.TB, line []byte, v any) {
+	tb.Helper()
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(line, &resp); err != nil || resp.Error != nil {
+		tb.Fatalf("bad response %s: %v", line, err)
+	}
+	if err := json.Unmarshal(resp.Result, v); err != nil {
+		tb.Fatal(err)
+	}
+}

@@ -1,0 +1,15 @@
+// Package conformance is a black-box conformance runner for Animus plugin
+// binaries, ours or anyone's. Each scenario starts a fresh process through
+// the fake host, drives it over the wire, and ends PASS, FAIL or SKIP with
+// a reason. Every frame is checked for stdout discipline and against the
+// upstream JSON Schemas, whatever the scenario asserts.
+//
+// The generic suite covers the lifecycle and wire rules every plugin must
+// follow (spec §1–§8, host-and-lifecycle.md). Kind suites port the official
+// testkit's scenarios (subject, trigger, transport, log-storage) and add
+// the ones the testkit lacks; the plugin issues extend them.
+//
+// Scenarios that need a slow, cancellable request run only against plugins
+// that opt in with the capability string "$harness/slow" and serve
+// harness/slow {ms}; the others SKIP them, saying why.
+package conformance

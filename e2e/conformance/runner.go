@@ -1,0 +1,228 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+)
+
+// Status is a scenario's verdict.
+type Status string
+
+// The verdicts.
+const (
+	Pass Status = "PASS"
+	Fail Status = "FAIL"
+	Skip Status = "SKIP"
+)
+
+// Outcome is what a scenario function returns.
+type Outcome struct {
+	Status Status
+	Reason string
+}
+
+func pass() Outcome { return Outcome{Status: Pass} }
+
+func failf(format string, args ...any) Outcome {
+	return Outcome{Status: Fail, Reason: fmt.Sprintf(format, args...)}
+}
+
+func skipf(format string, args ...any) Outcome {
+	return Outcome{Status: Skip, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Scenario is one black-box check.
+type Scenario struct {
+	Suite string
+	Name  string
+	Run   func(ctx context.Context, s *Session) Outcome
+}
+
+// ID is "suite/name".
+func (sc Scenario) ID() string { return sc.Suite + "/" + sc.Name }
+
+// Target is the binary under test and what the preliminary probe and
+// handshake learned about it.
+type Target struct {
+	Binary   string
+	Kind     string // suite kind: subject, trigger, transport, log-storage, queue, durable, notifier, custom
+	Schemas  *schemacheck.Set
+	Env      map[string]string // overlay for the daemon's environment (upstream URLs, tokens)
+	Manifest *fakehost.Manifest
+	Init     *fakehost.InitializeResult
+}
+
+// Prepare probes the manifest and runs one throw-away handshake, like the
+// official harness. An error here is a harness error (exit 2), not a FAIL.
+func Prepare(ctx context.Context, binary, kind string, schemas *schemacheck.Set, env map[string]string) (*Target, error) {
+	abs, err := filepath.Abs(binary)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("plugin binary: %w", err)
+	}
+	t := &Target{Binary: abs, Schemas: schemas, Env: env}
+	if t.Manifest, err = fakehost.Probe(ctx, abs, fakehost.ProbeOptions{Env: env}); err != nil {
+		return nil, fmt.Errorf("manifest probe: %w", err)
+	}
+	if kind == "" {
+		kind = t.Manifest.PluginKind
+	}
+	if t.Kind, err = NormalizeKind(kind); err != nil {
+		return nil, err
+	}
+	s := &Session{Target: t}
+	defer s.close()
+	if _, t.Init, err = s.SpawnReady(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
+		return nil, fmt.Errorf("initial handshake: %w", err)
+	}
+	return t, nil
+}
+
+// NormalizeKind maps the names people use (testkit suite names, plugin_kind
+// values) to suite names.
+func NormalizeKind(kind string) (string, error) {
+	switch strings.ToLower(kind) {
+	case "subject", "subject_backend":
+		return "subject", nil
+	case "trigger", "trigger_backend":
+		return "trigger", nil
+	case "transport", "transport_backend":
+		return "transport", nil
+	case "log-storage", "log_storage", "log_storage_backend", "logs":
+		return "log-storage", nil
+	case "queue":
+		return "queue", nil
+	case "durable", "durable_store":
+		return "durable", nil
+	case "notifier":
+		return "notifier", nil
+	case "custom", "generic", "provider", "workflow_runner", "memory_store":
+		return "custom", nil
+	}
+	return "", fmt.Errorf("unknown kind %q (want subject, trigger, transport, log-storage, queue, durable, notifier or custom)", kind)
+}
+
+// Result is one scenario's verdict with its evidence.
+type Result struct {
+	ID      string        `json:"id"`
+	Status  Status        `json:"status"`
+	Reason  string        `json:"reason,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	WireLog string        `json:"wire_log,omitempty"` // failing scenarios only
+	Stderr  string        `json:"stderr,omitempty"`
+}
+
+// Report is a whole run.
+type Report struct {
+	Binary  string   `json:"binary"`
+	Kind    string   `json:"kind"`
+	Plugin  string   `json:"plugin"`
+	Results []Result `json:"results"`
+	Passed  int      `json:"passed"`
+	Failed  int      `json:"failed"`
+	Skipped int      `json:"skipped"`
+}
+
+// Options tune RunAll.
+type Options struct {
+	Filter   string        // run only scenarios whose id contains this
+	Timeout  time.Duration // per scenario (default 30 s)
+	Out      io.Writer     // one line per scenario as it finishes; nil for none
+	Verbose  bool          // print wire logs of failing scenarios to Out
+	Parallel bool          // reserved: scenarios run one at a time
+}
+
+// RunAll runs the scenarios in order against t.
+func RunAll(ctx context.Context, t *Target, scenarios []Scenario, o Options) Report {
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	rep := Report{Binary: t.Binary, Kind: t.Kind, Plugin: t.Manifest.Name}
+	for _, sc := range scenarios {
+		if o.Filter != "" && !strings.Contains(sc.ID(), o.Filter) {
+			continue
+		}
+		res := runOne(ctx, t, sc, o.Timeout)
+		switch res.Status {
+		case Pass:
+			rep.Passed++
+		case Fail:
+			rep.Failed++
+		case Skip:
+			rep.Skipped++
+		}
+		rep.Results = append(rep.Results, res)
+		if o.Out != nil {
+			line := fmt.Sprintf("%-4s  %-44s %6dms", res.Status, res.ID, res.Elapsed.Milliseconds())
+			if res.Reason != "" {
+				line += "  " + res.Reason
+			}
+			fmt.Fprintln(o.Out, line)
+			if o.Verbose && res.Status == Fail {
+				fmt.Fprintf(o.Out, "      wire log:\n%s\n      stderr:\n%s\n", indent(res.WireLog), indent(res.Stderr))
+			}
+		}
+	}
+	return rep
+}
+
+func runOne(ctx context.Context, t *Target, sc Scenario, timeout time.Duration) (res Result) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	s := &Session{Target: t}
+	start := time.Now()
+	res.ID = sc.ID()
+	defer func() {
+		if v := recover(); v != nil {
+			res.Status, res.Reason = Fail, fmt.Sprintf("scenario panicked: %v", v)
+		}
+		res.Elapsed = time.Since(start)
+		if res.Status == Fail {
+			res.WireLog, res.Stderr = s.evidence()
+		}
+		s.close()
+	}()
+	out := sc.Run(ctx, s)
+	if out.Status == Pass {
+		// Stdout discipline and schemas hold in every scenario.
+		if v := s.violations(); len(v) > 0 {
+			out = failf("wire violations: %s", strings.Join(v, "; "))
+		}
+	}
+	if out.Status == Fail && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		out.Reason += fmt.Sprintf(" (scenario timed out after %v)", timeout)
+	}
+	res.Status, res.Reason = out.Status, out.Reason
+	return res
+}
+
+// WriteJSON writes the report for --report-json.
+func (r Report) WriteJSON(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Summary is the closing line.
+func (r Report) Summary() string {
+	return fmt.Sprintf("conformance %s (%s): %d scenarios, %d pass, %d fail, %d skip",
+		r.Plugin, r.Kind, len(r.Results), r.Passed, r.Failed, r.Skipped)
+}
+
+func indent(s string) string {
+	return "        " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n        ")
+}

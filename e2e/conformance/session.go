@@ -1,0 +1,173 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+)
+
+// Session is one scenario's view of the target: it spawns fresh plugin
+// processes, remembers them for evidence, and kills them at the end.
+type Session struct {
+	*Target
+	hosts   []*fakehost.Host
+	allowed []string
+}
+
+// Spawn starts a fresh process the way the daemon does (scrubbed
+// environment plus env_required, cwd a fresh temp dir), with every frame
+// validated. mutate may adjust the config.
+func (s *Session) Spawn(ctx context.Context, mutate ...func(*fakehost.Config)) (*fakehost.Host, error) {
+	cfg := fakehost.Config{
+		Binary:   s.Binary,
+		EnvMode:  fakehost.EnvDaemon,
+		Env:      s.Env,
+		Declared: s.declared(),
+		Schemas:  s.Schemas,
+	}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	h, err := fakehost.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.hosts = append(s.hosts, h)
+	return h, nil
+}
+
+// SpawnReady spawns and completes the handshake.
+func (s *Session) SpawnReady(ctx context.Context, hs fakehost.Handshake, mutate ...func(*fakehost.Config)) (*fakehost.Host, *fakehost.InitializeResult, error) {
+	h, err := s.Spawn(ctx, mutate...)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := h.Initialize(ctx, hs)
+	if err != nil {
+		return h, nil, err
+	}
+	return h, res, nil
+}
+
+func (s *Session) declared() []string {
+	if s.Manifest == nil {
+		return nil
+	}
+	names := s.Manifest.EnvNames()
+	if names == nil {
+		names = []string{}
+	}
+	return names
+}
+
+// Allow marks violations containing substr as expected by the scenario.
+func (s *Session) Allow(substr string) { s.allowed = append(s.allowed, substr) }
+
+// Advertises reports whether initialize listed method in capabilities.methods.
+func (s *Session) Advertises(method string) bool {
+	if s.Init == nil {
+		return false
+	}
+	for _, m := range s.Init.Capabilities.Methods {
+		if m == method {
+			return true
+		}
+	}
+	return false
+}
+
+// DomainMethod returns an advertised domain method (not health/check, not
+// a marker string), or "" when the plugin advertises none.
+func (s *Session) DomainMethod() string {
+	if s.Init == nil {
+		return ""
+	}
+	for _, m := range s.Init.Capabilities.Methods {
+		if m != "health/check" && !strings.HasPrefix(m, "$") && !strings.Contains(m, ":") && strings.Contains(m, "/") {
+			return m
+		}
+	}
+	return ""
+}
+
+func (s *Session) violations() []string {
+	var out []string
+	for _, h := range s.hosts {
+	next:
+		for _, v := range h.Violations() {
+			for _, a := range s.allowed {
+				if strings.Contains(v, a) {
+					continue next
+				}
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (s *Session) evidence() (wire, stderr string) {
+	var w, e strings.Builder
+	for i, h := range s.hosts {
+		fmt.Fprintf(&w, "--- process %d (pid %d)\n%s", i+1, h.Pid(), h.WireLog())
+		fmt.Fprintf(&e, "--- process %d\n%s", i+1, h.Stderr())
+	}
+	return w.String(), e.String()
+}
+
+func (s *Session) close() {
+	for _, h := range s.hosts {
+		h.Close()
+	}
+}
+
+// call is Call with a per-call budget, returning a readable error for an
+// RPC error as well as for a transport failure.
+func call(ctx context.Context, h *fakehost.Host, budget time.Duration, method string, params any) (*fakehost.Response, error) {
+	ctx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	resp, err := h.Call(ctx, method, params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	return resp, nil
+}
+
+// wantError checks that resp is an error with the code (and, when given,
+// the data.category).
+func wantError(resp *fakehost.Response, code int, category string) error {
+	if resp.Error == nil {
+		return fmt.Errorf("got result %s, want error %d", clip(resp.Result), code)
+	}
+	if resp.Error.Code != code {
+		return fmt.Errorf("got error %d %q, want code %d", resp.Error.Code, resp.Error.Message, code)
+	}
+	if category != "" && resp.Error.Category() != category {
+		return fmt.Errorf("error %d has data.category %q, want %q", code, resp.Error.Category(), category)
+	}
+	return nil
+}
+
+// wantResult checks that resp is a success and decodes it into v (if non-nil).
+func wantResult(resp *fakehost.Response, v any) error {
+	if resp.Error != nil {
+		return fmt.Errorf("%s returned error: %s (code %d)", resp.Method, resp.Error.Message, resp.Error.Code)
+	}
+	if v != nil {
+		if err := json.Unmarshal(resp.Result, v); err != nil {
+			return fmt.Errorf("%s result does not decode: %v", resp.Method, err)
+		}
+	}
+	return nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}

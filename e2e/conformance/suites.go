@@ -1,0 +1,22 @@
+package conformance
+
+// Generic returns the lifecycle and wire scenarios every plugin must pass.
+func Generic() []Scenario {
+	var out []Scenario
+	for _, group := range [][]Scenario{cliScenarios(), handshakeScenarios(), wireScenarios(), busyScenarios(), exitScenarios()} {
+		out = append(out, group...)
+	}
+	return out
+}
+
+// kindSuites holds the scenarios of each plugin kind beyond the generic ones.
+var kindSuites = map[string]func() []Scenario{}
+
+// Scenarios returns the generic scenarios followed by the kind's suite.
+func Scenarios(kind string) []Scenario {
+	out := Generic()
+	if suite, ok := kindSuites[kind]; ok {
+		out = append(out, suite()...)
+	}
+	return out
+}
