@@ -3,7 +3,6 @@ package bench
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -96,18 +95,4 @@ func vmStatus(tb testing.TB, pid int, field string) uint64 {
 	}
 	tb.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
-}
-
-func decodeResult(tb testing.TB, line []byte, v any) {
-	tb.Helper()
-	var resp struct {
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	if err := json.Unmarshal(line, &resp); err != nil || resp.Error != nil {
-		tb.Fatalf("bad response %s: %v", line, err)
-	}
-	if err := json.Unmarshal(resp.Result, v); err != nil {
-		tb.Fatal(err)
-	}
 }

@@ -164,6 +164,17 @@ func (h *Host) WireLog() string {
 	return strings.Join(h.wire, "\n")
 }
 
+// WireLines returns the wire log entries from index from on, and the index
+// to pass next time, so a narrator can print each step's frames as it goes.
+func (h *Host) WireLines(from int) ([]string, int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if from > len(h.wire) {
+		from = len(h.wire)
+	}
+	return append([]string(nil), h.wire[from:]...), len(h.wire)
+}
+
 // Violations returns the wire-rule breaches recorded so far.
 func (h *Host) Violations() []string {
 	h.mu.Lock()

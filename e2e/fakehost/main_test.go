@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -26,11 +25,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	miniBin = filepath.Join(dir, "miniplugin")
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	build := exec.Command(goBin, "build", "-o", miniBin, "./testdata/miniplugin")
+	build := exec.Command("go", "build", "-o", miniBin, "./testdata/miniplugin")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building miniplugin:", err)
