@@ -17,10 +17,10 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 
 # Every plugin directory under plugins/ builds to bin/animus-<dir>; the
 # example plugin and the e2e tools build beside them.
-PLUGIN_DIRS := $(wildcard plugins/*)
+PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))
 PLUGINS := $(foreach d,$(PLUGIN_DIRS),$(BIN)/animus-$(notdir $(d))) $(BIN)/animus-example
 TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo
-MODULES := pkg/pluginkit e2e examples/animus-example $(PLUGIN_DIRS)
+MODULES := pkg/pluginkit pkg/sqlitex e2e examples/animus-example $(PLUGIN_DIRS)
 UNIT_PKGS := $(foreach m,$(filter-out e2e,$(MODULES)),./$(m)/...) ./e2e/fakehost/... ./e2e/schemacheck/...
 FUZZTIME ?= 30s
 

@@ -43,26 +43,36 @@ const (
 	NotifierProtocol   = "animus-notifier-protocol"
 )
 
-// resultTypes maps a host→plugin method to the schema of its `result`.
-//
-// Only the lifecycle methods every kind shares are listed here. Each plugin
-// kind adds its own rows (subject/*, queue/*, durable/*, notifier/*, ...) when
-// it is implemented, after checking the mapping against its reference file in
-// shared/reference: several results are wrappers ({"subject": Subject},
-// {"ok": true}) that have no schema of their own, and guessing a row would
-// turn a schema check into a false failure. Load verifies that every row
-// names an existing schema.
-var resultTypes = map[string]TypeRef{
+// resultTypes maps a host→plugin method to the schema of its `result`, and
+// notificationTypes a plugin→host notification to the schema of its
+// `params`. The rows live in one file per kind (tables_<kind>.go), each
+// checked against that kind's reference note: several results are
+// wrappers ({"subject": Subject}, {"ok": true}) with no schema of their
+// own, and a guessed row would turn a schema check into a false failure.
+// Load verifies that every row names an existing schema.
+var (
+	resultTypes       = mergeTables(lifecycleResults, subjectResults, queueResults, durableResults, notifierResults, triggerResults, logStorageResults, transportResults)
+	notificationTypes = mergeTables(subjectNotifications, triggerNotifications, logStorageNotifications)
+)
+
+// lifecycleResults are the methods every kind shares.
+var lifecycleResults = map[string]TypeRef{
 	"initialize":   {PluginProtocol, "InitializeResult"},
 	"health/check": {PluginProtocol, "HealthCheckResult"},
 }
 
-// notificationTypes maps a plugin→host notification to the schema of its
-// `params`. Empty for now: the streams that carry bare schema types
-// (trigger/event = flat TriggerEvent) also carry an {"error": ...} variant,
-// and subject/changed and log_storage/event wrap their payload with the
-// request id; kind issues add rows that account for that.
-var notificationTypes = map[string]TypeRef{}
+func mergeTables(tables ...map[string]TypeRef) map[string]TypeRef {
+	out := map[string]TypeRef{}
+	for _, t := range tables {
+		for k, v := range t {
+			if _, dup := out[k]; dup {
+				panic("schemacheck: method " + k + " is in two tables")
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
 
 // Dir returns the shared/ directory the Set was loaded from.
 func (s *Set) Dir() string { return s.dir }

@@ -1,0 +1,7 @@
+module github.com/animus-plugins/animus-plugins/plugins/transport-http
+
+go 1.26
+
+require github.com/animus-plugins/animus-plugins/pkg/pluginkit v0.0.0
+
+replace github.com/animus-plugins/animus-plugins/pkg/pluginkit => ../../pkg/pluginkit
