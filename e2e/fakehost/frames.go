@@ -74,8 +74,18 @@ func (h *Host) handleResponse(raw []byte, idRaw json.RawMessage, env map[string]
 		}
 	}
 
+	// Validate before the response is published: a waiter woken by any
+	// other event must not see the response without its violation.
 	h.mu.Lock()
 	method, known := h.sent[key]
+	h.mu.Unlock()
+	if known && hasResult && h.cfg.Schemas != nil {
+		if err := h.cfg.Schemas.ValidateResult(method, result); err != nil {
+			h.violate("%v", err)
+		}
+	}
+
+	h.mu.Lock()
 	resp.Method = method
 	if h.captureFirstID && h.firstIDFrame == nil {
 		h.firstIDFrame = resp // the testkit takes the first id-bearing frame, whatever its id
@@ -99,11 +109,6 @@ func (h *Host) handleResponse(raw []byte, idRaw json.RawMessage, env map[string]
 	}
 	h.mu.Unlock()
 
-	if known && hasResult && h.cfg.Schemas != nil {
-		if err := h.cfg.Schemas.ValidateResult(method, result); err != nil {
-			h.violate("%v", err)
-		}
-	}
 }
 
 func (h *Host) handleNotification(raw []byte, env map[string]json.RawMessage) {
@@ -113,14 +118,14 @@ func (h *Host) handleNotification(raw []byte, env map[string]json.RawMessage) {
 		return
 	}
 	n := Notification{Method: method, Params: env["params"], Raw: raw, At: time.Now()}
-	h.mu.Lock()
-	h.notifications = append(h.notifications, n)
-	h.mu.Unlock()
-	if h.cfg.Schemas != nil {
+	if h.cfg.Schemas != nil { // before publishing, as for responses
 		if err := h.cfg.Schemas.ValidateNotification(method, n.Params); err != nil {
 			h.violate("%v", err)
 		}
 	}
+	h.mu.Lock()
+	h.notifications = append(h.notifications, n)
+	h.mu.Unlock()
 }
 
 func (h *Host) handleGarbage(b []byte) {
