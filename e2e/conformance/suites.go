@@ -10,7 +10,12 @@ func Generic() []Scenario {
 }
 
 // kindSuites holds the scenarios of each plugin kind beyond the generic ones.
-var kindSuites = map[string]func() []Scenario{}
+var kindSuites = map[string]func() []Scenario{
+	"subject":     subjectScenarios,
+	"trigger":     triggerScenarios,
+	"transport":   transportScenarios,
+	"log-storage": logStorageScenarios,
+}
 
 // Scenarios returns the generic scenarios followed by the kind's suite.
 func Scenarios(kind string) []Scenario {
