@@ -2,8 +2,8 @@ package schemacheck
 
 // Rows for log_storage_backend plugins, checked against
 // shared/reference/logs-loki.md §1–§5: schema and query results are the
-// bare types. log_storage/event wraps its entry as {id, entry|error}, so it
-// has no row until notifications can be checked field by field.
+// bare types; log_storage/event is {id, entry|error} and its entry is
+// checked (payloadFields in validate.go).
 
 // logStorageResults maps log_storage_backend methods to their result schemas.
 var logStorageResults = map[string]TypeRef{
@@ -12,4 +12,6 @@ var logStorageResults = map[string]TypeRef{
 }
 
 // logStorageNotifications maps log_storage_backend notifications to their params schemas.
-var logStorageNotifications = map[string]TypeRef{}
+var logStorageNotifications = map[string]TypeRef{
+	"log_storage/event": {LogStorageProtocol, "LogEntry"},
+}

@@ -29,6 +29,16 @@ type TypeRef struct {
 	Type  string
 }
 
+// payloadFields names, for a notification that wraps its typed payload
+// with the request id, the params member to validate (log_storage/event is
+// {id, entry}, spec §7.4). A notification without a row here is validated
+// whole (the flat trigger/event). Either way, a stream's error form,
+// params {..., "error": {...}}, is checked as an RpcError instead, since it
+// ends the stream in place of a payload.
+var payloadFields = map[string]string{
+	"log_storage/event": "entry",
+}
+
 func (r TypeRef) String() string { return r.Crate + "/" + r.Type }
 
 // Crate folder names under shared/schemas.
@@ -163,8 +173,25 @@ func (s *Set) ValidateNotification(method string, params []byte) error {
 	if len(params) == 0 {
 		return fmt.Errorf("params of %s: missing (want %s)", method, ref)
 	}
-	if err := s.Validate(ref.Crate, ref.Type, params); err != nil {
-		return fmt.Errorf("params of %s: %w", method, err)
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(params, &members); err != nil {
+		return fmt.Errorf("params of %s: not an object: %w", method, err)
+	}
+	if e, ok := members["error"]; ok {
+		if err := s.Validate(PluginProtocol, "RpcError", e); err != nil {
+			return fmt.Errorf("params.error of %s: %w", method, err)
+		}
+		return nil
+	}
+	doc, where := params, "params"
+	if field := payloadFields[method]; field != "" {
+		if doc, ok = members[field]; !ok {
+			return fmt.Errorf("params of %s: no %q member (want %s)", method, field, ref)
+		}
+		where += "." + field
+	}
+	if err := s.Validate(ref.Crate, ref.Type, doc); err != nil {
+		return fmt.Errorf("%s of %s: %w", where, method, err)
 	}
 	return nil
 }
