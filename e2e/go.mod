@@ -7,6 +7,13 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 )
 
-require golang.org/x/text v0.14.0 // indirect
+require (
+	github.com/animus-plugins/animus-plugins/pkg/sqlitex v0.0.0
+	github.com/gorilla/websocket v1.5.3
+	github.com/slack-go/slack v0.35.0
+	golang.org/x/text v0.14.0 // indirect
+)
 
 replace github.com/animus-plugins/animus-plugins/pkg/pluginkit => ../pkg/pluginkit
+
+replace github.com/animus-plugins/animus-plugins/pkg/sqlitex => ../pkg/sqlitex

@@ -15,6 +15,7 @@ var kindSuites = map[string]func() []Scenario{
 	"trigger":     triggerScenarios,
 	"transport":   transportScenarios,
 	"log-storage": logStorageScenarios,
+	"durable":     DurableSuite,
 }
 
 // Scenarios returns the generic scenarios followed by the kind's suite.

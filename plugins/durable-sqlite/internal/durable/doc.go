@@ -1,0 +1,11 @@
+// Package durable is the protocol half of animus-durable-sqlite: the
+// durable_store wire types (animus-durable-store-protocol 0.1.0), their
+// validation, the project binding and configuration, and the handlers that
+// turn store results and errors into JSON-RPC answers with the kind's error
+// codes (-32301..-32307).
+//
+// Semantics follow shared/reference/durable.md §4: the idempotency key alone
+// identifies a step; committed outcomes are served back forever; a live
+// reservation is reported, never duplicated; a commit after the TTL is
+// accepted unless another caller has superseded the reservation.
+package durable

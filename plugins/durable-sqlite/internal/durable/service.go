@@ -1,0 +1,194 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/plugins/durable-sqlite/internal/store"
+)
+
+// DefaultDBFile is where the store lives inside the bound project.
+const DefaultDBFile = ".animus/durable.sqlite"
+
+// Service is the plugin's state: configuration, the project binding made at
+// initialize, and the store once it is open.
+type Service struct {
+	cfg    Config
+	cfgErr error
+	now    func() time.Time
+
+	mu      sync.Mutex
+	log     *slog.Logger
+	bindErr *pluginkit.Error // why domain calls cannot run (nil once bound)
+	badBind bool             // a binding was sent but is unusable
+	path    string           // database file, once bound
+	st      *store.Store     // nil until opened
+	openErr error            // the last failed open, for health/check
+}
+
+// New reads the configuration through getenv. A bad value is reported by
+// Preflight (so the process fails at start) rather than here, because
+// --manifest must work whatever the environment holds.
+func New(getenv func(string) string) *Service {
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		cfg, _ = LoadConfig(func(string) string { return "" })
+	}
+	return &Service{
+		cfg: cfg, cfgErr: err, now: time.Now,
+		log:     slog.New(slog.DiscardHandler),
+		bindErr: unbound("initialize carried no init_extensions.project_binding"),
+	}
+}
+
+// Preflight fails the process at start on a malformed variable.
+func (s *Service) Preflight(context.Context) error { return s.cfgErr }
+
+// KindCapabilities is initialize's kind_capabilities.
+func (s *Service) KindCapabilities() map[string]pluginkit.KindCapability {
+	return map[string]pluginkit.KindCapability{"durable_store": {
+		CrateVersion: CrateVersion,
+		Extra: Capabilities{
+			DefaultReservationTTLSecs: uint64(s.cfg.ReservationTTL / time.Second),
+			MaxPayloadBytes:           uint64(s.cfg.MaxPayloadBytes),
+			SupportsRecovery:          true,
+		},
+	}}
+}
+
+// Init binds the project. Without a binding (generic handshakes, the
+// daemon's health probe) it touches nothing on disk and every domain call
+// answers -32305. With one, it opens the store; if that fails the error is
+// logged and each domain call retries the open, answering -32304 while the
+// database stays unavailable.
+func (s *Service) Init(ctx context.Context, peer *pluginkit.Peer, p pluginkit.InitializeParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if peer != nil {
+		s.log = peer.Logger()
+	}
+	b, ok := p.ProjectBinding()
+	if !ok {
+		if _, sent := p.InitExtensions["project_binding"]; sent {
+			s.bindErr, s.badBind = unbound("init_extensions.project_binding.project_root is missing or not a string"), true
+		}
+		s.log.Info("no project binding; durable methods will answer -32305")
+		return nil
+	}
+	root := b.ProjectRoot
+	if !filepath.IsAbs(root) {
+		s.bindErr, s.badBind = unbound("project_binding.project_root must be an absolute path"), true
+		return nil
+	}
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		s.bindErr, s.badBind = unbound("project_binding.project_root is not an existing directory"), true
+		return nil
+	}
+	s.bindErr = nil
+	s.path = s.cfg.DBPath
+	switch {
+	case s.path == "":
+		s.path = filepath.Join(root, DefaultDBFile)
+	case !filepath.IsAbs(s.path):
+		s.path = filepath.Join(root, s.path)
+	}
+	if _, err := s.openLocked(ctx); err != nil {
+		s.log.Warn("durable store unavailable at initialize; will retry on each call", "error", err)
+	}
+	return nil
+}
+
+// storeFor returns the open store, opening it if an earlier attempt failed.
+func (s *Service) storeFor(ctx context.Context) (*store.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.bindErr != nil {
+		return nil, s.bindErr
+	}
+	if s.st != nil {
+		return s.st, nil
+	}
+	st, err := s.openLocked(ctx)
+	if err != nil {
+		s.log.Warn("durable store still unavailable", "error", err)
+		return nil, pluginkit.Unavailable("cannot open the durable store database").
+			WithCode(CodeBackendUnavailable).Wrap(err)
+	}
+	return st, nil
+}
+
+func (s *Service) openLocked(ctx context.Context) (*store.Store, error) {
+	st, err := store.Open(ctx, s.path, store.Options{BusyTimeout: s.cfg.BusyTimeout, Now: s.now})
+	if err != nil {
+		s.openErr = err
+		return nil, err
+	}
+	s.st, s.openErr = st, nil
+	s.log.Debug("durable store open", "path", s.path)
+	return st, nil
+}
+
+// Health reports healthy when unbound (the plugin itself is fine; the
+// daemon's probe never binds), and otherwise whether the database answers.
+func (s *Service) Health(ctx context.Context) pluginkit.HealthReport {
+	s.mu.Lock()
+	st, bindErr, badBind, openErr, bound := s.st, s.bindErr, s.badBind, s.openErr, s.path != ""
+	s.mu.Unlock()
+	switch {
+	case badBind:
+		return pluginkit.HealthReport{Status: pluginkit.Degraded, LastError: bindErr.Message}
+	case !bound:
+		return pluginkit.HealthReport{Status: pluginkit.Healthy}
+	case st == nil:
+		return pluginkit.HealthReport{Status: pluginkit.Unhealthy, LastError: "backend unavailable: cannot open the database: " + rootCause(openErr)}
+	}
+	if err := st.Ping(ctx); err != nil {
+		return pluginkit.HealthReport{Status: pluginkit.Unhealthy, LastError: "backend unavailable: " + rootCause(err)}
+	}
+	return pluginkit.HealthReport{Status: pluginkit.Healthy}
+}
+
+func (s *Service) logger() *slog.Logger {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log
+}
+
+// Close closes the store when the plugin drains.
+func (s *Service) Close(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st == nil {
+		return nil
+	}
+	err := s.st.Close()
+	s.st = nil
+	return err
+}
+
+func unbound(why string) *pluginkit.Error {
+	return pluginkit.Errorf(pluginkit.CategoryInvalidRequest, "project binding required: %s", why).
+		WithCode(CodeProjectBindingMismatch)
+}
+
+// rootCause is the innermost error's text; pluginkit strips paths from it
+// before health/check shows it.
+func rootCause(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return fmt.Sprint(err)
+		}
+		err = next
+	}
+}
