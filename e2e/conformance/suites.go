@@ -13,7 +13,7 @@ func Generic() []Scenario {
 var kindSuites = map[string]func() []Scenario{
 	"subject":     subjectScenarios,
 	"trigger":     triggerScenarios,
-	"transport":   transportScenarios,
+	"transport":   func() []Scenario { return append(transportScenarios(), TransportHTTPSuite()...) },
 	"log-storage": logStorageScenarios,
 	"durable":     DurableSuite,
 }
