@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // LogLevelEnv selects the stderr log level (debug, info, warn, error). It is
@@ -18,7 +19,10 @@ const LogLevelEnv = "ANIMUS_PLUGIN_LOG_LEVEL"
 // LogLevelEnv, and the values of the plugin's sensitive env vars replaced
 // by [REDACTED] wherever they appear in a message or a string attribute.
 func NewLogger(w io.Writer, env []EnvVar) *slog.Logger {
-	r := newRedactor(env)
+	return newLogger(w, newRedactor(env))
+}
+
+func newLogger(w io.Writer, r *redactor) *slog.Logger {
 	opts := &slog.HandlerOptions{
 		Level: parseLevel(os.Getenv(LogLevelEnv)),
 		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
@@ -52,21 +56,42 @@ func parseLevel(s string) slog.Level {
 }
 
 // redactor removes secret values from text bound for logs or the wire.
-type redactor struct{ secrets []string }
+// Main shares one between the logger and the connection, so a secret
+// added at run time (Peer.AddSecret) is scrubbed from both.
+type redactor struct {
+	mu      sync.RWMutex
+	secrets []string
+}
 
 func newRedactor(env []EnvVar) *redactor {
 	r := &redactor{}
 	for _, e := range env {
-		// Very short values would redact ordinary words; nobody's secret
-		// is four characters long.
-		if v := os.Getenv(e.Name); e.Sensitive && len(v) >= 5 {
-			r.secrets = append(r.secrets, v)
+		if e.Sensitive {
+			r.add(os.Getenv(e.Name))
 		}
 	}
 	return r
 }
 
+// add registers a secret value. Very short values would redact ordinary
+// words; nobody's secret is four characters long.
+func (r *redactor) add(secret string) {
+	if len(secret) < 5 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.secrets {
+		if s == secret {
+			return
+		}
+	}
+	r.secrets = append(r.secrets, secret)
+}
+
 func (r *redactor) scrub(s string) string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	for _, secret := range r.secrets {
 		s = strings.ReplaceAll(s, secret, "[REDACTED]")
 	}

@@ -27,8 +27,9 @@ func Main(p Plugin) int {
 		fmt.Fprintf(os.Stderr, "%s is an Animus plugin and speaks JSON-RPC on stdin; install it with `animus plugin install --path <binary>`, or see --help\n", p.Name)
 		return 2
 	}
+	p.redact = newRedactor(p.envVars())
 	if p.Logger == nil {
-		p.Logger = NewLogger(os.Stderr, p.envVars())
+		p.Logger = newLogger(os.Stderr, p.redact)
 	}
 	// From here on nothing but frames may reach the host's stdout: the
 	// protocol gets a private copy of fd 1, and fd 1 itself now points at

@@ -155,3 +155,28 @@ func TestToWire(t *testing.T) {
 		t.Errorf("extra data lost: %+v", we.Data)
 	}
 }
+
+func TestAddSecretRedactsLogsAndWire(t *testing.T) {
+	var logs bytes.Buffer
+	p := testPlugin()
+	p.redact = newRedactor(p.Env)
+	p.Logger = newLogger(&logs, p.redact)
+	p.Init = func(ctx context.Context, peer *Peer, params InitializeParams) error {
+		peer.AddSecret("runtime-token-123")
+		peer.AddSecret("tiny") // too short to redact safely: ignored
+		return nil
+	}
+	h := startHost(t, p)
+	h.initialize()
+	code, _, _ := errCode(t, h.call("test/internal", map[string]any{"message": "runtime-token-123"}))
+	if code != CodeInternalError {
+		t.Fatalf("code %d", code)
+	}
+	last := result(t, h.call("health/check", nil))["last_error"].(string)
+	if strings.Contains(last, "runtime-token-123") || !strings.Contains(last, "[REDACTED]") {
+		t.Errorf("last_error %q", last)
+	}
+	if strings.Contains(logs.String(), "runtime-token-123") || !strings.Contains(logs.String(), "[REDACTED]") {
+		t.Errorf("log leaks the runtime secret: %s", logs.String())
+	}
+}

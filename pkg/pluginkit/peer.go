@@ -53,6 +53,11 @@ func (p *Peer) HostCapabilities() HostCapabilities {
 // Logger is the plugin's stderr logger.
 func (p *Peer) Logger() *slog.Logger { return p.s.log }
 
+// AddSecret registers a secret learnt at run time (a token named by the
+// plugin's configuration rather than declared in Env): from now on it is
+// replaced by [REDACTED] in logs, error messages and last_error.
+func (p *Peer) AddSecret(value string) { p.s.redact.add(value) }
+
 // RecordError makes err the last_error that health/check reports. The text
 // is redacted of secrets and file paths first.
 func (p *Peer) RecordError(err error) { p.s.recordError(err) }

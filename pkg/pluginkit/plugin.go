@@ -61,6 +61,8 @@ type Plugin struct {
 	// Logger receives pluginkit's own logs. Main sets a JSON stderr logger;
 	// nil discards.
 	Logger *slog.Logger
+
+	redact *redactor // shared with Logger when Main built it
 }
 
 // Command is a command-line mode of a plugin binary. It returns the exit code.

@@ -93,6 +93,9 @@ func newServer(p *Plugin, out io.Writer) *server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if p.redact == nil {
+		p.redact = newRedactor(p.Env)
+	}
 	workers := p.Concurrency
 	if workers <= 0 {
 		workers = 32
@@ -104,7 +107,7 @@ func newServer(p *Plugin, out io.Writer) *server {
 		p:       p,
 		log:     log,
 		out:     newFrameWriter(out),
-		redact:  newRedactor(p.Env),
+		redact:  p.redact,
 		started: time.Now(),
 		calls:   map[string]*call{},
 		work:    newWorkQueue(workers),

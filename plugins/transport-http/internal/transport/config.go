@@ -108,6 +108,10 @@ type settings struct {
 	idleTimeout       time.Duration
 	maxHeaderBytes    int
 	drain             time.Duration
+
+	// secrets are the token values, so the runtime can redact them: the
+	// variables config names are not declared, so it cannot know them.
+	secrets []string
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -132,6 +136,9 @@ func parseSettings(p StartParams, getenv func(string) string) (*settings, error)
 		return nil, err
 	}
 	st.api.Auth = api.NewAuthenticator(creds)
+	for _, c := range creds {
+		st.secrets = append(st.secrets, c.Token)
+	}
 	if err := st.bind(p.BindAddr, st.api.Auth != nil); err != nil {
 		return nil, err
 	}

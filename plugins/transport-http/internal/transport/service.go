@@ -63,10 +63,15 @@ type Info struct {
 
 // Start binds the listener and serves. It never dials the control socket:
 // the pool connects on the first HTTP request that needs the daemon.
-func (s *Service) Start(_ context.Context, p StartParams) (Info, error) {
+func (s *Service) Start(ctx context.Context, p StartParams) (Info, error) {
 	st, err := parseSettings(p, s.getenv)
 	if err != nil {
 		return Info{}, err
+	}
+	if peer := pluginkit.PeerFrom(ctx); peer != nil {
+		for _, token := range st.secrets {
+			peer.AddSecret(token)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
