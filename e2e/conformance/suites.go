@@ -13,9 +13,29 @@ func Generic() []Scenario {
 var kindSuites = map[string]func() []Scenario{
 	"subject":     subjectScenarios,
 	"trigger":     triggerScenarios,
-	"transport":   func() []Scenario { return append(transportScenarios(), TransportHTTPSuite()...) },
+	"transport":   transportScenarios,
 	"log-storage": logStorageScenarios,
 	"durable":     DurableSuite,
+}
+
+// pluginSuites hold checks of one plugin's own promises beyond its kind
+// (its schema's exact claims, its routes, its outbound methods). They run
+// only against the plugin of that manifest name, never a third party's.
+var pluginSuites = map[string]func() []Scenario{
+	"animus-transport-http": TransportHTTPSuite,
+	"animus-trigger-slack":  TriggerSlackSuite,
+}
+
+// ScenariosFor returns everything that applies to the target: the generic
+// scenarios, its kind's suite, and its own suite if it is one of ours.
+func ScenariosFor(t *Target) []Scenario {
+	out := Scenarios(t.Kind)
+	if t.Manifest != nil {
+		if suite, ok := pluginSuites[t.Manifest.Name]; ok {
+			out = append(out, suite()...)
+		}
+	}
+	return out
 }
 
 // Scenarios returns the generic scenarios followed by the kind's suite.

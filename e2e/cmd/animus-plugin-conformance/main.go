@@ -58,7 +58,7 @@ func run() int {
 		return 2
 	}
 	fmt.Printf("plugin %s %s (%s) — suite %s\n", target.Manifest.Name, target.Manifest.Version, target.Manifest.PluginKind, target.Kind)
-	rep := conformance.RunAll(ctx, target, conformance.Scenarios(target.Kind), conformance.Options{
+	rep := conformance.RunAll(ctx, target, conformance.ScenariosFor(target), conformance.Options{
 		Filter: *filter, Timeout: *timeout, Out: os.Stdout, Verbose: *verbose,
 	})
 	fmt.Println(rep.Summary())
