@@ -31,12 +31,13 @@ type TypeRef struct {
 
 // payloadFields names, for a notification that wraps its typed payload
 // with the request id, the params member to validate (log_storage/event is
-// {id, entry}, spec §7.4). A notification without a row here is validated
+// {id, entry}, spec §7.4; subject/changed is {id, event}). A notification without a row here is validated
 // whole (the flat trigger/event). Either way, a stream's error form,
 // params {..., "error": {...}}, is checked as an RpcError instead, since it
 // ends the stream in place of a payload.
 var payloadFields = map[string]string{
 	"log_storage/event": "entry",
+	"subject/changed":   "event", // subject.md §1
 }
 
 func (r TypeRef) String() string { return r.Crate + "/" + r.Type }

@@ -5,7 +5,10 @@ go 1.26
 require (
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit v0.0.0
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex v0.0.0
+	github.com/oklog/ulid/v2 v2.1.2
 )
+
+require github.com/mattn/go-sqlite3 v1.14.53
 
 replace (
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit => ../../pkg/pluginkit

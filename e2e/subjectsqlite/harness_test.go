@@ -1,0 +1,209 @@
+package subjectsqlite
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/binaries"
+	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+)
+
+const binary = "animus-subject-sqlite"
+
+// testKinds are the kinds the tests configure; their <kind>/… results are
+// checked against the same schemas as subject/… (schemacheck lists only the
+// kind-independent methods).
+var testKinds = []string{"task", "issue", "bug"}
+
+var (
+	schemaOnce sync.Once
+	schemaSet  *schemacheck.Set
+	schemaErr  error
+)
+
+func schemas(t testing.TB) *schemacheck.Set {
+	t.Helper()
+	schemaOnce.Do(func() {
+		if schemaSet, schemaErr = schemacheck.Default(); schemaErr != nil {
+			return
+		}
+		for _, k := range testKinds {
+			for verb, typ := range map[string]string{"list": "SubjectList", "get": "Subject", "create": "Subject",
+				"update": "Subject", "status": "Subject", "schema": "SubjectSchema", "delete": "DeleteSubjectResponse"} {
+				if schemaErr = schemaSet.RegisterResult(k+"/"+verb, schemacheck.SubjectProtocol, typ); schemaErr != nil {
+					return
+				}
+			}
+		}
+	})
+	if schemaErr != nil {
+		t.Fatal(schemaErr)
+	}
+	return schemaSet
+}
+
+func ctxFor(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// project is one project root whose plugin processes share a database.
+type project struct {
+	t   testing.TB
+	dir string
+	env map[string]string
+}
+
+func newProject(t testing.TB, env map[string]string) *project {
+	if env == nil {
+		env = map[string]string{}
+	}
+	return &project{t: t, dir: t.TempDir(), env: env}
+}
+
+// dbPath is where the plugin keeps the database by default.
+func (p *project) dbPath() string { return filepath.Join(p.dir, ".animus", "subjects", "sqlite.db") }
+
+// start spawns a plugin process the way the daemon does and completes the
+// daemon's handshake.
+func (p *project) start() *fakehost.Host {
+	p.t.Helper()
+	h := fakehost.New(p.t, fakehost.Config{Binary: binaries.Path(p.t, binary), Dir: p.dir, EnvMode: fakehost.EnvDaemon,
+		Env: p.env, Schemas: schemas(p.t)})
+	if _, err := h.Initialize(ctxFor(p.t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
+		p.t.Fatal(err)
+	}
+	return h
+}
+
+// call sends a request and returns its result, failing on an error.
+func call(t testing.TB, h *fakehost.Host, method string, params any) json.RawMessage {
+	t.Helper()
+	resp, err := h.Call(ctxFor(t, 15*time.Second), method, params)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	if resp.Error != nil {
+		t.Fatalf("%s: error %d %s (data %s)", method, resp.Error.Code, resp.Error.Message, resp.Error.Data)
+	}
+	return resp.Result
+}
+
+// callErr sends a request that must fail and returns the error.
+func callErr(t testing.TB, h *fakehost.Host, method string, params any) *fakehost.RPCError {
+	t.Helper()
+	resp, err := h.Call(ctxFor(t, 15*time.Second), method, params)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	if resp.Error == nil {
+		t.Fatalf("%s: succeeded with %s, want an error", method, resp.Result)
+	}
+	return resp.Error
+}
+
+// subject is the wire Subject as a test reads it.
+type subject struct {
+	ID             string                     `json:"id"`
+	Kind           string                     `json:"kind"`
+	Title          string                     `json:"title"`
+	Description    *string                    `json:"description"`
+	Status         string                     `json:"status"`
+	Priority       *int                       `json:"priority"`
+	Assignee       *string                    `json:"assignee"`
+	Labels         []string                   `json:"labels"`
+	Parent         *string                    `json:"parent"`
+	Children       []string                   `json:"children"`
+	URL            *string                    `json:"url"`
+	CreatedAt      string                     `json:"created_at"`
+	UpdatedAt      string                     `json:"updated_at"`
+	Custom         map[string]json.RawMessage `json:"custom"`
+	NativeStatus   *string                    `json:"native_status"`
+	StatusMetadata json.RawMessage            `json:"status_metadata"`
+	Attachments    []json.RawMessage          `json:"attachments"`
+}
+
+type subjectList struct {
+	Subjects   []subject `json:"subjects"`
+	NextCursor *string   `json:"next_cursor"`
+	FetchedAt  string    `json:"fetched_at"`
+	Total      *int      `json:"total"`
+}
+
+func decode[T any](t testing.TB, raw json.RawMessage) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	return v
+}
+
+func create(t testing.TB, h *fakehost.Host, method string, params any) subject {
+	t.Helper()
+	return decode[subject](t, call(t, h, method, params))
+}
+
+func list(t testing.TB, h *fakehost.Host, method string, params any) subjectList {
+	t.Helper()
+	return decode[subjectList](t, call(t, h, method, params))
+}
+
+func ids(l subjectList) []string {
+	out := make([]string, len(l.Subjects))
+	for i, s := range l.Subjects {
+		out[i] = s.ID
+	}
+	return out
+}
+
+// nativeOf is the ULID part of an id.
+func nativeOf(id string) string {
+	_, n, _ := strings.Cut(id, ":")
+	return n
+}
+
+// tool runs the plugin module's test tool (direct database access).
+func tool(t testing.TB, args ...string) *exec.Cmd {
+	t.Helper()
+	root, err := binaries.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, ".cache", "e2e-bin", "subject-sqlite-testtool")
+	toolOnce.Do(func() {
+		cmd := exec.Command("go", "build", "-o", out, "./plugins/subject-sqlite/internal/testtool")
+		cmd.Dir = root
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			toolErr = err
+			t.Logf("%s", msg)
+		}
+	})
+	if toolErr != nil {
+		t.Fatalf("building the test tool: %v", toolErr)
+	}
+	cmd := exec.Command(out, args...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+var (
+	toolOnce sync.Once
+	toolErr  error
+)
+
+// declaredEnv is the plugin's env_required, given to fakehost so parallel
+// spawns skip the manifest probe (one test checks the manifest itself).
+var declaredEnv = []string{"ANIMUS_SQLITE_DB_PATH", "ANIMUS_SQLITE_KINDS", "ANIMUS_SQLITE_AUTO_MIGRATE",
+	"ANIMUS_SQLITE_DISPATCH_HINTS", "ANIMUS_SQLITE_WATCH_POLL_MS", "ANIMUS_SQLITE_BUSY_TIMEOUT_MS", "ANIMUS_PLUGIN_LOG_LEVEL"}
+
+func (p *project) mkdirDB() error { return os.MkdirAll(filepath.Dir(p.dbPath()), 0o700) }

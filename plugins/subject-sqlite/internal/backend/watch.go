@@ -1,0 +1,71 @@
+package backend
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/model"
+)
+
+type watchAck struct {
+	Watching bool `json:"watching"`
+}
+
+// watch registers a cross-process watch under the request id and
+// acknowledges it; events follow as subject/changed {id, event}. Params:
+// nothing, a bare SubjectFilter, or the daemon's {kind?, filter?}.
+func (sc scope) watch(ctx context.Context, raw json.RawMessage) (*watchAck, error) {
+	f, err := model.DecodeFilterParams(raw)
+	if err != nil {
+		return nil, rpcError(err, "")
+	}
+	kinds := sc.filterKinds(f)
+	if len(kinds) == 0 {
+		// Nothing this method serves can ever match: acknowledge without
+		// a watcher (there is nothing to send).
+		return &watchAck{Watching: true}, nil
+	}
+	f.Kind, f.ScopeKinds = kinds, nil
+	id := pluginkit.RequestID(ctx)
+	if err := sc.app.hub.Watch(ctx, watchKey(id), id, f); err != nil {
+		return nil, rpcError(err, "")
+	}
+	return &watchAck{Watching: true}, nil
+}
+
+// unwatch stops a watch: {watch_id: "<request id>"} (a number is accepted
+// too). It is idempotent: an unknown or finished watch is already stopped.
+func (sc scope) unwatch(ctx context.Context, raw json.RawMessage) (*okResult, error) {
+	key, err := unwatchKey(raw)
+	if err != nil {
+		return nil, err
+	}
+	sc.app.hub.Unwatch(key)
+	return &okResult{OK: true}, nil
+}
+
+// unwatchNotification is the daemon's form: the same params, no reply.
+func (sc scope) unwatchNotification(ctx context.Context, raw json.RawMessage) error {
+	key, err := unwatchKey(raw)
+	if err != nil {
+		return err
+	}
+	sc.app.hub.Unwatch(key)
+	return nil
+}
+
+func unwatchKey(raw json.RawMessage) (string, error) {
+	obj, err := model.Fields(raw)
+	if err != nil {
+		return "", rpcError(err, "")
+	}
+	for _, k := range []string{"watch_id", "id"} {
+		if v, ok := obj[k]; ok && string(v) != "null" {
+			if key := watchKey(v); key != "" {
+				return key, nil
+			}
+		}
+	}
+	return "", invalid("watch_id", `"watch_id" is required: the id of the watch request, e.g. "7"`)
+}

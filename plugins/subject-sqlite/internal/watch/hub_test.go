@@ -1,0 +1,199 @@
+package watch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/model"
+	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/store"
+)
+
+type sent struct {
+	id    string
+	event model.Event
+}
+
+type recorder struct {
+	mu   sync.Mutex
+	got  []sent
+	fail bool
+}
+
+func (r *recorder) notify(method string, p any) error {
+	if method != Method {
+		panic(method)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail {
+		return errors.New("connection closed")
+	}
+	pp := p.(params)
+	var ev model.Event
+	if err := json.Unmarshal(pp.Event, &ev); err != nil {
+		panic(err)
+	}
+	r.got = append(r.got, sent{string(pp.ID), ev})
+	return nil
+}
+
+func (r *recorder) snapshot() []sent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]sent(nil), r.got...)
+}
+
+func (r *recorder) waitFor(t *testing.T, n int) []sent {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := r.snapshot(); len(got) >= n {
+			return got
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("only %d of %d notifications arrived", len(r.snapshot()), n)
+	return nil
+}
+
+func open(t *testing.T, path string) *store.Store {
+	t.Helper()
+	s, err := store.Open(context.Background(), store.Options{Path: path, BusyTimeout: 5 * time.Second, AutoMigrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func create(t *testing.T, s *store.Store, status model.Status) *model.Subject {
+	t.Helper()
+	native := ulid.Make().String()
+	now := model.Time{Time: time.Now().UTC()}
+	sub, err := s.Create(context.Background(), &model.Subject{ID: "task:" + native, Kind: "task", Title: "t", Status: status, CreatedAt: now, UpdatedAt: now}, native)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// Writes through another store (another process, as far as the hub can
+// tell: nothing nudges it) reach each watcher by polling, in commit
+// order, filtered per watcher; unwatch stops delivery.
+func TestHubDeliversOtherWritersInOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	mine, theirs := open(t, path), open(t, path)
+	create(t, theirs, model.Ready) // before any watch: never delivered
+	hub := New(mine, nil, 20*time.Millisecond, slog.New(slog.DiscardHandler))
+	rec := &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { hub.Run(ctx, rec.notify); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	if err := hub.Watch(ctx, "7", json.RawMessage(`7`), model.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := hub.Watch(ctx, "w", json.RawMessage(`"w"`), model.Filter{Status: []model.Status{model.Blocked}}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 6 {
+		status := model.Ready
+		if i%2 == 1 {
+			status = model.Blocked
+		}
+		ids = append(ids, create(t, theirs, status).ID)
+	}
+	got := rec.waitFor(t, 9)
+	var all, blocked []string
+	for _, s := range got {
+		switch s.id {
+		case "7":
+			all = append(all, s.event.ID)
+		case `"w"`:
+			blocked = append(blocked, s.event.ID)
+			if s.event.Subject.Status != model.Blocked {
+				t.Errorf("the blocked-only watcher got a %s subject", s.event.Subject.Status)
+			}
+		default:
+			t.Errorf("notification for unknown watch id %s", s.id)
+		}
+	}
+	if len(all) != 6 || len(blocked) != 3 {
+		t.Fatalf("all-watcher got %d, blocked-watcher %d", len(all), len(blocked))
+	}
+	for i := range all {
+		if all[i] != ids[i] {
+			t.Fatalf("order: got %v, want %v", all, ids)
+		}
+	}
+
+	if !hub.Unwatch("7") || hub.Unwatch("7") {
+		t.Fatal("Unwatch reported wrongly")
+	}
+	create(t, theirs, model.Blocked)
+	rec.waitFor(t, 10)
+	time.Sleep(100 * time.Millisecond)
+	for _, s := range rec.snapshot()[9:] {
+		if s.id == "7" {
+			t.Fatal("an unwatched watcher still received an event")
+		}
+	}
+}
+
+func TestHubDropsWatcherWhenConnectionFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path)
+	hub := New(s, nil, 10*time.Millisecond, slog.New(slog.DiscardHandler))
+	rec := &recorder{fail: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { hub.Run(ctx, rec.notify); close(done) }()
+	if err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, s, model.Ready)
+	deadline := time.Now().Add(5 * time.Second)
+	for hub.Len() != 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if hub.Len() != 0 {
+		t.Fatal("watcher kept after its notification failed")
+	}
+	cancel()
+	<-done
+	if err := hub.Watch(context.Background(), "2", json.RawMessage(`2`), model.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An event committed right after a watch registers is held for armDelay
+// (so the ack goes out first), then delivered, not dropped.
+func TestHubHoldsNewWatcherBriefly(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "s.db"))
+	hub := New(s, nil, time.Hour, slog.New(slog.DiscardHandler)) // only nudges wake it
+	rec := &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { hub.Run(ctx, rec.notify); close(done) }()
+	defer func() { cancel(); <-done }()
+	start := time.Now()
+	if err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{}); err != nil {
+		t.Fatal(err)
+	}
+	create(t, s, model.Ready)
+	hub.Nudge()
+	rec.waitFor(t, 1)
+	if held := time.Since(start); held < armDelay {
+		t.Fatalf("first event sent %v after the watch registered, before armDelay %v", held, armDelay)
+	}
+}
