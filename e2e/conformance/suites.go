@@ -16,14 +16,17 @@ var kindSuites = map[string]func() []Scenario{
 	"transport":   transportScenarios,
 	"log-storage": logStorageScenarios,
 	"durable":     DurableSuite,
+	"notifier":    NotifierSuite,
+	"queue":       QueueSuite,
 }
 
 // pluginSuites hold checks of one plugin's own promises beyond its kind
 // (its schema's exact claims, its routes, its outbound methods). They run
 // only against the plugin of that manifest name, never a third party's.
 var pluginSuites = map[string]func() []Scenario{
-	"animus-transport-http": TransportHTTPSuite,
-	"animus-trigger-slack":  TriggerSlackSuite,
+	"animus-transport-http":   TransportHTTPSuite,
+	"animus-trigger-slack":    TriggerSlackSuite,
+	"animus-notifier-webhook": NotifierWebhookSuite,
 }
 
 // ScenariosFor returns everything that applies to the target: the generic

@@ -26,7 +26,7 @@ type Script struct {
 // Scripts are the sessions `make demo` runs, in order. Each plugin adds
 // its own here.
 func Scripts() []Script {
-	return []Script{exampleScript(), subjectScript(), durableScript(), triggerScript(), transportScript()}
+	return []Script{exampleScript(), subjectScript(), queueScript(), durableScript(), notifierScript(), triggerScript(), transportScript()}
 }
 
 // product lists every plugin binary the project ships, so the summary can

@@ -7,6 +7,8 @@ require (
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex v0.0.0
 )
 
+require github.com/mattn/go-sqlite3 v1.14.53 // indirect
+
 replace (
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit => ../../pkg/pluginkit
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex => ../../pkg/sqlitex

@@ -1,0 +1,242 @@
+package notifierwebhook
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/binaries"
+	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+)
+
+const binaryName = "animus-notifier-webhook"
+
+func binary(t testing.TB) string { return binaries.Path(t, binaryName) }
+
+func schemas(t testing.TB) *schemacheck.Set {
+	t.Helper()
+	s, err := schemacheck.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// project is a daemon project: a root with .animus/pm-config.json, an
+// empty HOME (so no scoped pm-config applies), and the daemon's own
+// environment, from which only the forwarded names reach the plugin.
+type project struct {
+	root      string
+	home      string
+	config    string            // notification_config JSON
+	daemonEnv map[string]string // the daemon's environment (secrets live here)
+}
+
+func newProject(t testing.TB, config string, daemonEnv map[string]string) *project {
+	t.Helper()
+	p := &project{root: t.TempDir(), home: t.TempDir(), config: config, daemonEnv: daemonEnv}
+	if real, err := filepath.EvalSymlinks(p.root); err == nil {
+		p.root = real
+	}
+	if config != "" {
+		p.writeConfig(t, config)
+	}
+	return p
+}
+
+func (p *project) writeConfig(t testing.TB, config string) {
+	t.Helper()
+	p.config = config
+	dir := filepath.Join(p.root, ".animus")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"project":"e2e","notification_config":` + config + `}`
+	if err := os.WriteFile(filepath.Join(dir, "pm-config.json"), []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// forwarded reproduces the daemon's *_env forwarding
+// (notifier-webhook.md §2): every string under a key ending in "_env",
+// and the string values of objects or arrays under such keys, name
+// variables copied from the daemon's environment.
+func forwarded(config string, daemonEnv map[string]string) map[string]string {
+	var doc any
+	if json.Unmarshal([]byte(config), &doc) != nil {
+		return nil
+	}
+	names := map[string]bool{}
+	var walk func(v any, underEnv bool)
+	walk = func(v any, underEnv bool) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, child := range x {
+				walk(child, underEnv || strings.HasSuffix(k, "_env"))
+			}
+		case []any:
+			for _, child := range x {
+				walk(child, underEnv)
+			}
+		case string:
+			if underEnv {
+				names[x] = true
+			}
+		}
+	}
+	walk(doc, false)
+	out := map[string]string{}
+	for n := range names {
+		if v, ok := daemonEnv[n]; ok {
+			out[n] = v
+		}
+	}
+	return out
+}
+
+// hostConfig is how the daemon's notifier dispatcher spawns the plugin:
+// cwd = project root, the narrow allowlist, env_required, and the *_env
+// names as extras.
+func (p *project) hostConfig(t testing.TB) fakehost.Config {
+	env := map[string]string{"HOME": p.home}
+	for k, v := range p.daemonEnv {
+		env[k] = v
+	}
+	return fakehost.Config{
+		Binary: binary(t), Dir: p.root, EnvMode: fakehost.EnvDaemonNarrow, Env: env,
+		Extra: forwarded(p.config, p.daemonEnv), Schemas: schemas(t),
+	}
+}
+
+// start spawns the plugin and runs the notifier client's handshake.
+func (p *project) start(t testing.TB) *fakehost.Host {
+	t.Helper()
+	h := fakehost.New(t, p.hostConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetNotifier}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func (p *project) event(id, eventType, data string) map[string]any {
+	return map[string]any{
+		"schema": "animus.daemon.event.v1", "id": id, "seq": 1, "timestamp": "2026-05-31T00:00:00.123456+00:00",
+		"event_type": eventType, "project_root": p.root, "data": json.RawMessage(data),
+	}
+}
+
+type lifecycleEvent struct {
+	EventType   string         `json:"event_type"`
+	ProjectRoot string         `json:"project_root"`
+	Data        map[string]any `json:"data"`
+}
+
+type notifyResult struct {
+	Accepted        bool             `json:"accepted"`
+	Delivered       int              `json:"delivered"`
+	LifecycleEvents []lifecycleEvent `json:"lifecycle_events"`
+}
+
+func typesOf(evs []lifecycleEvent) string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = strings.TrimPrefix(e.EventType, "notification-delivery-")
+	}
+	return strings.Join(out, ",")
+}
+
+// notify sends notifier/notify with the daemon's 15 s budget.
+func notify(t testing.TB, h *fakehost.Host, ev map[string]any) notifyResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	resp, err := h.Call(ctx, "notifier/notify", map[string]any{"event": ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Error != nil {
+		t.Fatalf("notifier/notify: %v (%s)", resp.Error, resp.Error.Data)
+	}
+	var res notifyResult
+	if err := json.Unmarshal(resp.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// flush sends the daemon's tick: notifier/flush {}.
+func flush(t testing.TB, h *fakehost.Host) []lifecycleEvent {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	resp, err := h.Call(ctx, "notifier/flush", json.RawMessage(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Error != nil {
+		t.Fatalf("notifier/flush: %v", resp.Error)
+	}
+	var res struct {
+		LifecycleEvents []lifecycleEvent `json:"lifecycle_events"`
+	}
+	if err := json.Unmarshal(resp.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res.LifecycleEvents
+}
+
+// tickUntil flushes every interval until done, given every lifecycle
+// event so far (start, then the flushes'), reports true, failing after
+// limit. It returns all of them.
+func tickUntil(t testing.TB, h *fakehost.Host, start []lifecycleEvent, interval, limit time.Duration, done func([]lifecycleEvent) bool) []lifecycleEvent {
+	t.Helper()
+	evs := start
+	deadline := time.Now().Add(limit)
+	for !done(evs) {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met after %v of flush ticks; lifecycle so far: %s", limit, typesOf(evs))
+		}
+		time.Sleep(interval)
+		evs = append(evs, flush(t, h)...)
+	}
+	return evs
+}
+
+func call(t testing.TB, h *fakehost.Host, method string, params any) *fakehost.Response {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := h.Call(ctx, method, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// webhookConfig: one signed webhook connector "ops" subscribed to every
+// event, with a fast retry policy.
+func webhookConfig(extraConnector string) string {
+	return `{"schema":"animus.daemon-notification-config.v1","version":1,
+		"connectors":[{"type":"webhook","id":"ops","url_env":"OPS_WEBHOOK_URL","signing_secret_env":"OPS_SIGNING_SECRET"` + extraConnector + `}],
+		"subscriptions":[{"id":"all-to-ops","connector_id":"ops","event_types":["*"]}],
+		"retry_policy":{"max_attempts":5,"base_delay_secs":1,"max_delay_secs":4},"max_deliveries_per_tick":16}`
+}
+
+const opsSecret = "whsec_ZTJlLXNpZ25pbmcta2V5LWJ5dGVzLTAxMjM0NQ=="
+
+func describe(reqs []received) string {
+	var b strings.Builder
+	for _, r := range reqs {
+		fmt.Fprintf(&b, "%s %d %s attempt %s\n", r.at.Format("15:04:05.000"), r.status, r.header.Get("Idempotency-Key"),
+			r.header.Get("X-Animus-Delivery-Attempt"))
+	}
+	return b.String()
+}

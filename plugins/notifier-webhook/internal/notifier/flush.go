@@ -1,0 +1,216 @@
+package notifier
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/config"
+	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/delivery"
+	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/store"
+)
+
+// Flush handles notifier/flush: for each project (the one named, or every
+// project in the outbox plus the bound one), claim up to that project's
+// max_deliveries_per_tick due rows and send them, at most max_concurrency
+// at a time per connector, all within the flush budget. Rows not started
+// in time go back untouched.
+func (s *Service) Flush(ctx context.Context, p FlushParams) (FlushResult, error) {
+	st, err := s.outbox()
+	if err != nil {
+		return FlushResult{}, err
+	}
+	// Budgets run on the wall clock (they bound real waiting); s.now is
+	// the clock of persisted times.
+	deadline := time.Now().Add(s.flushBudget)
+	var projects []string
+	if p.ProjectRoot != nil && *p.ProjectRoot != "" {
+		projects = []string{*p.ProjectRoot}
+	} else {
+		if projects, err = st.Projects(ctx); err != nil {
+			s.noteError("the outbox could not list its projects")
+			return FlushResult{}, errUnavailable(err)
+		}
+	}
+	var evs events
+	for _, project := range projects {
+		if ctx.Err() != nil || !time.Now().Before(deadline) {
+			break
+		}
+		cfg, err := s.loader.Load(project)
+		if err != nil {
+			// A broken configuration holds the rows back; they are not
+			// dead-lettered for an operator's typo.
+			s.noteError(err.Error())
+			s.log.Warn("flush skipped a project: invalid notification configuration", "error", err.Error())
+			continue
+		}
+		limit := config.DefaultMaxPerTick
+		if cfg != nil {
+			limit = cfg.MaxDeliveriesPerTick
+		}
+		rows, err := st.Claim(ctx, project, limit)
+		if err != nil {
+			s.noteError("the outbox could not claim due deliveries")
+			return FlushResult{LifecycleEvents: evs.list()}, errUnavailable(err)
+		}
+		_, more := s.sendAll(ctx, st, cfg, rows, deadline)
+		evs = append(evs, more...)
+	}
+	s.maybePrune(ctx, st)
+	return FlushResult{LifecycleEvents: evs.list()}, nil
+}
+
+// sendAll sends claimed rows concurrently (bounded per connector) until
+// deadline, records every outcome, and hands unstarted rows back. It
+// returns the number delivered and the lifecycle events, in row order.
+func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Config, rows []*store.Delivery, deadline time.Time) (int, events) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	redact := config.NewRedactor(s.getenv, secretNames(cfg)...)
+	perRow := make([]events, len(rows))
+	delivered := make([]bool, len(rows))
+	unstarted := make([]*store.Delivery, len(rows))
+	var wg sync.WaitGroup
+	for i, d := range rows {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var conn *config.Connector
+			if cfg != nil {
+				conn = cfg.Connector(d.ConnectorID)
+			}
+			res, started := s.attempt(ctx, d, conn, redact)
+			if !started {
+				unstarted[i] = d
+				return
+			}
+			delivered[i] = res.Outcome == delivery.Delivered
+			perRow[i] = s.record(ctx, st, cfg, d, res)
+		}()
+	}
+	wg.Wait()
+	var back []*store.Delivery
+	n := 0
+	var out events
+	for i := range rows {
+		if unstarted[i] != nil {
+			back = append(back, unstarted[i])
+		}
+		if delivered[i] {
+			n++
+		}
+		out = append(out, perRow[i]...)
+	}
+	if len(back) > 0 {
+		if err := st.Release(context.WithoutCancel(ctx), back); err != nil {
+			// They stay inflight until the lease lets a flush reclaim them.
+			s.log.Error("could not hand unstarted deliveries back", "error", err.Error())
+		}
+	}
+	return n, out
+}
+
+// attempt makes one send. started is false when the budget ran out before
+// the connector had a free slot.
+func (s *Service) attempt(ctx context.Context, d *store.Delivery, conn *config.Connector, redact *config.Redactor) (delivery.Result, bool) {
+	if conn == nil || !conn.IsEnabled() || conn.Type != d.ConnectorType {
+		return delivery.Result{Outcome: delivery.Misconfigured,
+			Err: "misconfigured: connector " + d.ConnectorID + " is no longer configured, enabled, or of type " + d.ConnectorType}, true
+	}
+	target, err := config.Resolve(conn, s.getenv)
+	if err != nil {
+		return delivery.Result{Outcome: delivery.Misconfigured, Err: redact.Redact(err.Error())}, true
+	}
+	sem := s.semaphore(d.ProjectRoot, conn)
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return delivery.Result{}, false
+	}
+	defer func() { <-sem }()
+	if ctx.Err() != nil {
+		return delivery.Result{}, false
+	}
+	actx, cancel := context.WithTimeout(ctx, time.Duration(conn.TimeoutSecs)*time.Second)
+	defer cancel()
+	return s.sender.Send(actx, delivery.Request{
+		DeliveryID: d.DeliveryID, EventID: d.EventID, Attempt: d.Attempts, Body: d.Payload,
+		Connector: conn, Target: target,
+	}, redact), true
+}
+
+// record writes an attempt's outcome and returns its lifecycle events. The
+// write ignores the request's cancellation: an attempt that happened must
+// be recorded even while the plugin drains.
+func (s *Service) record(ctx context.Context, st *store.Store, cfg *config.Config, d *store.Delivery, res delivery.Result) events {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	s.noteOutcome(d.ProjectRoot, d.ConnectorID, res.Outcome, res.Err)
+	policy := config.RetryPolicy{MaxAttempts: config.DefaultMaxAttempts, BaseDelaySecs: config.DefaultBaseDelaySecs, MaxDelaySecs: config.DefaultMaxDelaySecs}
+	if cfg != nil {
+		policy = cfg.RetryPolicy
+	}
+	var evs events
+	var err error
+	switch {
+	case res.Outcome == delivery.Delivered:
+		if err = st.MarkSent(wctx, d, res.StatusCode); err == nil {
+			evs.add(lifecycle(EventSent, d, map[string]any{"attempts": d.Attempts}))
+		}
+	case res.Outcome == delivery.Transient && d.Attempts < policy.MaxAttempts:
+		next := s.now().Add(delivery.Backoff(policy, d.Attempts, res.RetryAfter, s.random))
+		if err = st.MarkRetry(wctx, d, next, res.Err, res.StatusCode); err == nil {
+			evs.add(lifecycle(EventFailed, d, map[string]any{"attempts": d.Attempts, "retriable": true, "last_error": res.Err}))
+		}
+		s.log.Info("delivery failed; will retry", "delivery_id", d.DeliveryID, "connector_id", d.ConnectorID,
+			"attempts", d.Attempts, "retry_in", next.Sub(s.now()).Round(time.Millisecond).String(), "error", res.Err)
+	default:
+		if err = st.MarkDead(wctx, d, res.Err, res.StatusCode); err == nil {
+			evs.add(lifecycle(EventFailed, d, map[string]any{"attempts": d.Attempts, "retriable": false, "last_error": res.Err}),
+				lifecycle(EventDeadLettered, d, map[string]any{"attempts": d.Attempts, "last_error": res.Err}))
+		}
+		s.log.Warn("delivery dead-lettered", "delivery_id", d.DeliveryID, "connector_id", d.ConnectorID,
+			"attempts", d.Attempts, "outcome", res.Outcome.String(), "error", res.Err)
+	}
+	switch {
+	case errors.Is(err, store.ErrLostClaim):
+		s.log.Warn("outcome not recorded: another process reclaimed the delivery", "delivery_id", d.DeliveryID)
+	case err != nil:
+		// The row stays inflight; its lease expiry or the next start
+		// resends it (same delivery_id).
+		s.noteError("the outbox could not record a delivery outcome")
+		s.log.Error("outcome not recorded", "delivery_id", d.DeliveryID, "error", err.Error())
+	}
+	return evs
+}
+
+func secretNames(cfg *config.Config) []string {
+	if cfg == nil {
+		return nil
+	}
+	return cfg.SecretEnvNames()
+}
+
+// maybePrune deletes old sent rows at most once per pruneEvery.
+func (s *Service) maybePrune(ctx context.Context, st *store.Store) {
+	now := s.now()
+	s.mu.Lock()
+	due := now.Sub(s.lastPrune) >= pruneEvery
+	if due {
+		s.lastPrune = now
+	}
+	s.mu.Unlock()
+	if !due {
+		return
+	}
+	if n, err := st.PruneSent(ctx, now.Add(-sentRetention), pruneBatch); err != nil {
+		s.log.Warn("pruning sent deliveries failed", "error", err.Error())
+	} else if n > 0 {
+		s.log.Info("pruned sent deliveries", "count", n)
+	}
+}

@@ -1,0 +1,292 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+)
+
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func open(t *testing.T, path string, c *clock) *Store {
+	t.Helper()
+	st, err := Open(context.Background(), Options{Path: path, Now: c.now, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func row(project, event, connector string) Delivery {
+	return Delivery{
+		DeliveryID: "id-" + project + "-" + event + "-" + connector, DeliveryKey: "key-" + project + "-" + event + "-" + connector,
+		ProjectRoot: project, EventID: event, EventType: "workflow_completed", ConnectorID: connector,
+		ConnectorType: "webhook", SubscriptionID: "s", Payload: []byte(`{"e":"` + event + `"}`),
+	}
+}
+
+func ids(ds []*Delivery) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.DeliveryID
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestEnqueueDeduplicatesEvenAfterSent(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	st := open(t, filepath.Join(t.TempDir(), "o.sqlite"), c)
+	wf := "wf-1"
+	d := row("/p", "e1", "c")
+	d.WorkflowID = &wf
+	got, err := st.Enqueue(ctx, []Delivery{d, row("/p", "e1", "c2")}, func(*Delivery) bool { return true })
+	if err != nil || len(got) != 2 || got[0].Status != Inflight || got[0].Attempts != 1 {
+		t.Fatalf("first enqueue: %v %+v", err, got)
+	}
+	if err := st.MarkSent(ctx, got[0], 200); err != nil {
+		t.Fatal(err)
+	}
+	again, err := st.Enqueue(ctx, []Delivery{d, row("/p", "e2", "c")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again) != 1 || again[0].EventID != "e2" || again[0].Status != Pending {
+		t.Fatalf("re-enqueue inserted %+v, want only e2 as pending", again)
+	}
+	counts, _ := st.Count(ctx)
+	if counts != (Counts{Pending: 1, Inflight: 1, Sent: 1}) {
+		t.Fatalf("counts %+v", counts)
+	}
+	projects, _ := st.Projects(ctx)
+	if len(projects) != 1 || projects[0] != "/p" {
+		t.Fatalf("projects %v", projects)
+	}
+}
+
+func TestClaimOrderLimitAndDue(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	st := open(t, filepath.Join(t.TempDir(), "o.sqlite"), c)
+	var rows []Delivery
+	for i := range 5 {
+		rows = append(rows, row("/p", fmt.Sprint("e", i), "c"))
+	}
+	rows = append(rows, row("/other", "x", "c"))
+	if _, err := st.Enqueue(ctx, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	first, err := st.Claim(ctx, "/p", 3)
+	if err != nil || len(first) != 3 {
+		t.Fatalf("claim: %v %d", err, len(first))
+	}
+	for _, d := range first {
+		if d.Status != Inflight || d.Attempts != 1 || d.ProjectRoot != "/p" {
+			t.Fatalf("claimed row %+v", d)
+		}
+	}
+	// Retry one in 10 s; the other two claimed rows stay claimed.
+	if err := st.MarkRetry(ctx, first[0], c.now().Add(10*time.Second), "HTTP 500", 500); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := st.Claim(ctx, "/p", 10)
+	if len(second) != 2 {
+		t.Fatalf("second claim got %v, want the 2 unclaimed rows", ids(second))
+	}
+	if none, _ := st.Claim(ctx, "/p", 10); len(none) != 0 {
+		t.Fatalf("nothing should be due, got %v", ids(none))
+	}
+	c.advance(11 * time.Second)
+	third, _ := st.Claim(ctx, "/p", 10)
+	if len(third) != 1 || third[0].DeliveryID != first[0].DeliveryID || third[0].Attempts != 2 || third[0].LastError != "HTTP 500" {
+		t.Fatalf("retried row %+v", third)
+	}
+}
+
+func TestLeaseExpiryAndLostClaim(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	path := filepath.Join(t.TempDir(), "o.sqlite")
+	a, b := open(t, path, c), open(t, path, c)
+	if _, err := a.Enqueue(ctx, []Delivery{row("/p", "e", "c")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mine, _ := a.Claim(ctx, "/p", 1)
+	if got, _ := b.Claim(ctx, "/p", 1); len(got) != 0 {
+		t.Fatal("a claimed row was claimed twice")
+	}
+	c.advance(2 * time.Minute) // past the 1 min lease: a hung
+	theirs, _ := b.Claim(ctx, "/p", 1)
+	if len(theirs) != 1 || theirs[0].Attempts != 2 {
+		t.Fatalf("expired claim not reclaimed: %+v", theirs)
+	}
+	if err := a.MarkSent(ctx, mine[0], 200); !errors.Is(err, ErrLostClaim) {
+		t.Fatalf("stale owner's write = %v, want ErrLostClaim", err)
+	}
+	if err := b.MarkDead(ctx, theirs[0], "HTTP 400", 400); err != nil {
+		t.Fatal(err)
+	}
+	dead, total, _ := b.ListDead(ctx, "", 10)
+	if total != 1 || dead[0].LastStatusCode != 400 || dead[0].DeadAt.IsZero() {
+		t.Fatalf("dead letters %+v", dead)
+	}
+}
+
+func TestRecoverStale(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	path := filepath.Join(t.TempDir(), "o.sqlite")
+	st := open(t, path, c)
+	if _, err := st.Enqueue(ctx, []Delivery{row("/p", "e1", "c"), row("/p", "e2", "c")}, func(*Delivery) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	// Pretend e2's claim belongs to another, live process.
+	if _, err := st.fast.ExecContext(ctx, `UPDATE deliveries SET claimed_pid = 999999 WHERE event_id = 'e2'`); err != nil {
+		t.Fatal(err)
+	}
+	alive := func(pid int) bool { return pid == 999999 }
+	n, err := st.RecoverStale(ctx, alive)
+	if err != nil || n != 1 {
+		t.Fatalf("recovered %d (%v), want 1: our own pid's claim is stale by definition", n, err)
+	}
+	got, _ := st.Claim(ctx, "/p", 10)
+	if len(got) != 1 || got[0].EventID != "e1" || got[0].Attempts != 2 {
+		t.Fatalf("after recovery claimed %+v, want e1 with its crashed attempt counted", got)
+	}
+	if n, _ := st.RecoverStale(ctx, func(int) bool { return false }); n != 2 {
+		t.Fatalf("a dead owner's claims: recovered %d, want 2", n)
+	}
+}
+
+func TestReleaseUndoesTheAttempt(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	st := open(t, filepath.Join(t.TempDir(), "o.sqlite"), c)
+	st.Enqueue(ctx, []Delivery{row("/p", "e", "c")}, nil)
+	got, _ := st.Claim(ctx, "/p", 1)
+	if err := st.Release(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := st.Claim(ctx, "/p", 1)
+	if len(again) != 1 || again[0].Attempts != 1 {
+		t.Fatalf("released row came back as %+v, want attempts 1", again)
+	}
+}
+
+func TestReplay(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	st := open(t, filepath.Join(t.TempDir(), "o.sqlite"), c)
+	claimed, err := st.Enqueue(ctx, []Delivery{row("/p", "e1", "c"), row("/p", "e2", "c"), row("/q", "e3", "c")},
+		func(*Delivery) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range claimed {
+		if err := st.MarkDead(ctx, d, "HTTP 400", 400); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replayed, notFound, err := st.Replay(ctx, "/p", []string{"id-/p-e1-c", "id-/q-e3-c", "nope"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(replayed) != "[id-/p-e1-c]" || fmt.Sprint(notFound) != "[id-/q-e3-c nope]" {
+		t.Fatalf("replayed %v, not found %v", replayed, notFound)
+	}
+	got, _ := st.Claim(ctx, "/p", 10)
+	if len(got) != 1 || got[0].Attempts != 1 || got[0].DeliveryID != "id-/p-e1-c" {
+		t.Fatalf("replayed row claimed as %+v, want a fresh attempt budget", got)
+	}
+	replayed, _, _ = st.Replay(ctx, "", nil, true)
+	if len(replayed) != 2 {
+		t.Fatalf("replay all: %v", replayed)
+	}
+	if n, _ := st.DeadCount(ctx); n != 0 {
+		t.Fatalf("dead count %d after replaying all", n)
+	}
+}
+
+func TestPruneSent(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	st := open(t, filepath.Join(t.TempDir(), "o.sqlite"), c)
+	got, _ := st.Enqueue(ctx, []Delivery{row("/p", "e1", "c"), row("/p", "e2", "c")}, func(*Delivery) bool { return true })
+	st.MarkSent(ctx, got[0], 200)
+	c.advance(48 * time.Hour)
+	st.MarkSent(ctx, got[1], 200)
+	n, err := st.PruneSent(ctx, c.now().Add(-24*time.Hour), 100)
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d (%v), want 1", n, err)
+	}
+	counts, _ := st.Count(ctx)
+	if counts.Sent != 1 {
+		t.Fatalf("counts %+v", counts)
+	}
+}
+
+// TestConcurrentClaimsNeverOverlap has two connections (as two processes
+// would) claim from the same file at once.
+func TestConcurrentClaimsNeverOverlap(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	path := filepath.Join(t.TempDir(), "o.sqlite")
+	a, b := open(t, path, c), open(t, path, c)
+	var rows []Delivery
+	for i := range 200 {
+		rows = append(rows, row("/p", fmt.Sprint("e", i), "c"))
+	}
+	if _, err := a.Enqueue(ctx, rows, nil); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, st := range []*Store{a, b, a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				got, err := st.Claim(ctx, "/p", 7)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, d := range got {
+					seen[d.DeliveryID]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != 200 {
+		t.Fatalf("claimed %d distinct rows, want 200", len(seen))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s claimed %d times", id, n)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package config
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+)
+
+// Environment variables.
+const (
+	EnvDBPath         = "ANIMUS_QUEUE_DB_PATH"
+	EnvBusyTimeoutMS  = "ANIMUS_QUEUE_BUSY_TIMEOUT_MS"
+	EnvLeaseTTLSecs   = "ANIMUS_QUEUE_LEASE_TTL_SECS"
+	EnvAuditRetention = "ANIMUS_QUEUE_AUDIT_RETENTION_DAYS"
+)
+
+// Defaults.
+const (
+	DefaultRelPath        = ".animus/queue.sqlite"
+	DefaultBusyTimeout    = 5 * time.Second
+	DefaultAuditRetention = 30 * 24 * time.Hour
+)
+
+// Env is the env_required list of the manifest.
+var Env = []pluginkit.EnvVar{
+	{Name: EnvDBPath, Description: "queue database file; relative paths are resolved against the bound project root (default <project_root>/" + DefaultRelPath + ")"},
+	{Name: EnvBusyTimeoutMS, Description: "how long a call waits for another process's write lock before answering -32205 (default 5000)"},
+	{Name: EnvLeaseTTLSecs, Description: "opt-in lease expiry: assigned entries older than this are leased again unless excluded (default 0 = off)"},
+	{Name: EnvAuditRetention, Description: "days the audit trail of finished entries is kept (default 30, 0 = forever)"},
+}
+
+// Config is the parsed environment.
+type Config struct {
+	DBPath         string        // as given; may be relative or empty
+	BusyTimeout    time.Duration // > 0
+	LeaseTTL       time.Duration // 0 = no lease expiry
+	AuditRetention time.Duration // 0 = keep forever
+}
+
+// FromEnv parses the variables through getenv (os.Getenv in production).
+// A malformed value is an error: a typo must not silently become a default.
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		DBPath:         strings.TrimSpace(getenv(EnvDBPath)),
+		BusyTimeout:    DefaultBusyTimeout,
+		AuditRetention: DefaultAuditRetention,
+	}
+	if v, ok, err := nonNegative(getenv, EnvBusyTimeoutMS); err != nil {
+		return c, err
+	} else if ok {
+		if v == 0 {
+			return c, fmt.Errorf("%s must be at least 1", EnvBusyTimeoutMS)
+		}
+		c.BusyTimeout = time.Duration(v) * time.Millisecond
+	}
+	if v, ok, err := nonNegative(getenv, EnvLeaseTTLSecs); err != nil {
+		return c, err
+	} else if ok {
+		c.LeaseTTL = time.Duration(v) * time.Second
+	}
+	if v, ok, err := nonNegative(getenv, EnvAuditRetention); err != nil {
+		return c, err
+	} else if ok {
+		c.AuditRetention = time.Duration(v) * 24 * time.Hour
+	}
+	return c, nil
+}
+
+// maxSetting keeps every duration setting far from time.Duration overflow
+// (about 292 years) whatever the unit.
+const maxSetting = 1 << 31
+
+func nonNegative(getenv func(string) string, name string) (int64, bool, error) {
+	s := strings.TrimSpace(getenv(name))
+	if s == "" {
+		return 0, false, nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 || v > maxSetting {
+		return 0, false, fmt.Errorf("%s=%q: want a whole number from 0 to %d", name, s, int64(maxSetting))
+	}
+	return v, true, nil
+}
+
+// ResolveDB is the database file for a project root: the configured path
+// (relative ones resolved against the root) or the default under .animus.
+func (c Config) ResolveDB(projectRoot string) string {
+	p := c.DBPath
+	if p == "" {
+		p = DefaultRelPath
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(projectRoot, p)
+	}
+	return filepath.Clean(p)
+}

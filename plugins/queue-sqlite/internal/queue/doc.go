@@ -1,0 +1,11 @@
+// Package queue is the queue's semantics: what each queue/* method of
+// animus-queue-protocol 0.3.2 does, following the reference plugins'
+// behaviour table (shared/reference/queue.md §3) down to error codes and
+// messages, on top of the store package's transactions.
+//
+// The daemon starts a fresh process for every queue call, so the Service
+// is built for a short life: initialize only records the project binding
+// (and touches nothing when there is none), the database is opened on the
+// first domain call, and every read-modify-write is one store.Update, so
+// concurrent processes see each call either whole or not at all.
+package queue

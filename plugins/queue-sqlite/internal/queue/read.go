@@ -1,0 +1,121 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/wire"
+)
+
+// list is the read-only view: entries in queue order, filtered by status
+// then paginated, the filtered total, and the whole queue's stats, all from
+// one snapshot. It does not sweep, so expired entries show until the next
+// enqueue, lease or next_deadline (as in the references).
+func (s *Service) list(ctx context.Context, raw json.RawMessage) (wire.ListResponse, error) {
+	const method = "queue/list"
+	resp := wire.ListResponse{Entries: []wire.Entry{}}
+	req, err := wire.DecodeList(raw)
+	if err != nil {
+		return resp, errInvalidParams(method, err)
+	}
+	st, err := s.open(ctx)
+	if err != nil {
+		return resp, err
+	}
+	nowNS := unixNS(s.now())
+	err = st.View(ctx, func(r *store.Reader) error {
+		counts, err := r.Counts(ctx, nowNS)
+		if err != nil {
+			return err
+		}
+		resp.Stats = WireStats(counts)
+		entries, total, err := r.List(ctx, req.Status, req.Limit, req.Offset)
+		if err != nil {
+			return err
+		}
+		resp.Total = total
+		for _, e := range entries {
+			resp.Entries = append(resp.Entries, WireEntry(e))
+		}
+		return nil
+	})
+	if err != nil {
+		return wire.ListResponse{}, s.storageError(ctx, method, err)
+	}
+	return resp, nil
+}
+
+// stats answers the aggregate counts. Params are ignored.
+func (s *Service) stats(ctx context.Context, _ json.RawMessage) (wire.Stats, error) {
+	st, err := s.open(ctx)
+	if err != nil {
+		return wire.Stats{}, err
+	}
+	nowNS := unixNS(s.now())
+	var counts store.Counts
+	err = st.View(ctx, func(r *store.Reader) error {
+		counts, err = r.Counts(ctx, nowNS)
+		return err
+	})
+	if err != nil {
+		return wire.Stats{}, s.storageError(ctx, "queue/stats", err)
+	}
+	return WireStats(counts), nil
+}
+
+// nextDeadline sweeps, then answers the earliest run_at still in the
+// future among pending entries ({} when none), so the daemon never sleeps
+// towards an entry that has already expired. Params are ignored.
+func (s *Service) nextDeadline(ctx context.Context, _ json.RawMessage) (wire.NextDeadlineResponse, error) {
+	const method = "queue/next_deadline"
+	var resp wire.NextDeadlineResponse
+	st, err := s.open(ctx)
+	if err != nil {
+		return resp, err
+	}
+	var runAt *string
+	err = st.Update(ctx, func(tx *store.Tx) error {
+		now := s.now()
+		if err := s.sweep(ctx, tx, now, method); err != nil {
+			return err
+		}
+		runAt, err = tx.NextRunAt(ctx, unixNS(now))
+		return err
+	})
+	if err != nil {
+		return resp, s.storageError(ctx, method, err)
+	}
+	if runAt != nil {
+		// run_at_ns is only set for a parseable run_at.
+		if at, err := wire.ParseTime(*runAt); err == nil {
+			ts := wire.Timestamp(at)
+			resp.NextRunAt = &ts
+		}
+	}
+	return resp, nil
+}
+
+func WireStats(c store.Counts) wire.Stats {
+	return wire.Stats{Assigned: c.Assigned, Deferred: c.Deferred, Held: c.Held, Pending: c.Pending, Total: c.Total()}
+}
+
+// WireEntry renders a stored entry as QueueEntry.
+func WireEntry(e *store.Entry) wire.Entry {
+	out := wire.Entry{
+		AssignedAt:      e.AssignedAt,
+		EnqueuedAt:      e.EnqueuedAt,
+		EntryID:         e.ID,
+		HeldAt:          e.HeldAt,
+		RunAt:           e.RunAt,
+		Status:          e.State,
+		SubjectDispatch: e.Dispatch,
+		SubjectID:       e.SubjectKey,
+		TaskID:          e.TaskID,
+		WorkflowID:      e.WorkflowID,
+	}
+	if e.ExpireAfterSecs != nil {
+		out.ExpireAfterSecs = json.Number(*e.ExpireAfterSecs)
+	}
+	return out
+}

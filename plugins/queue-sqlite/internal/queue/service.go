@@ -1,0 +1,177 @@
+package queue
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/config"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/wire"
+)
+
+// Options configure a Service. Zero Now and NewID mean the real clock and
+// random UUID v4s; tests pin them.
+type Options struct {
+	Config config.Config
+	Now    func() time.Time
+	NewID  func() string
+}
+
+// Service serves one project's queue for the life of one plugin process.
+type Service struct {
+	cfg   config.Config
+	now   func() time.Time
+	newID func() string
+
+	mu     sync.Mutex
+	bound  bool
+	root   string
+	dbPath string
+	st     *store.Store
+}
+
+// New returns a Service that is not bound to a project yet.
+func New(o Options) *Service {
+	s := &Service{cfg: o.Config, now: o.Now, newID: o.NewID}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newID == nil {
+		s.newID = newUUID
+	}
+	if s.cfg.BusyTimeout <= 0 {
+		s.cfg.BusyTimeout = config.DefaultBusyTimeout
+	}
+	return s
+}
+
+// Register adds the queue methods to mux in the references' order, which is
+// also the order of capabilities.methods.
+func (s *Service) Register(mux *pluginkit.Mux) {
+	pluginkit.Handle(mux, "queue/enqueue", s.enqueue)
+	pluginkit.Handle(mux, "queue/list", s.list)
+	pluginkit.Handle(mux, "queue/lease", s.lease)
+	pluginkit.Handle(mux, "queue/stats", s.stats)
+	pluginkit.Handle(mux, "queue/next_deadline", s.nextDeadline)
+	pluginkit.Handle(mux, "queue/hold", s.hold)
+	pluginkit.Handle(mux, "queue/release", s.release)
+	pluginkit.Handle(mux, "queue/release_pending", s.releasePending)
+	pluginkit.Handle(mux, "queue/drop", s.drop)
+	pluginkit.Handle(mux, "queue/reorder", s.reorder)
+	pluginkit.Handle(mux, "queue/mark_assigned", s.markAssigned)
+	pluginkit.Handle(mux, "queue/completion", s.completion)
+}
+
+// KindCapabilities is initialize's kind_capabilities: queue crate 0.3.2,
+// strict FIFO, no batch limit (u32::MAX, as both references advertise).
+func KindCapabilities() map[string]pluginkit.KindCapability {
+	return map[string]pluginkit.KindCapability{
+		"queue": {CrateVersion: wire.CrateVersion, Extra: wire.Capabilities{MaxLeaseBatch: 1<<32 - 1, PriorityWeighted: false}},
+	}
+}
+
+// Init records init_extensions.project_binding. It never touches the disk:
+// without a binding the process still initializes (the daemon's generic
+// health handshake sends none) and every domain call answers -32207. A
+// binding that is present but unusable fails initialize with -32207, as
+// the reference does.
+func (s *Service) Init(ctx context.Context, _ *pluginkit.Peer, params pluginkit.InitializeParams) error {
+	raw, ok := params.InitExtensions["project_binding"]
+	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		logger(ctx).Debug("initialized without a project binding; queue methods will answer -32207")
+		return nil
+	}
+	var b map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &b); err != nil || b == nil {
+		return errBinding("init_extensions.project_binding must be an object with a project_root")
+	}
+	var root string
+	if v, ok := b["project_root"]; !ok || json.Unmarshal(v, &root) != nil || root == "" {
+		return errBinding("init_extensions.project_binding.project_root must be a string")
+	}
+	if !filepath.IsAbs(root) {
+		return errBinding("init_extensions.project_binding.project_root must be an absolute path")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.bound, s.root, s.dbPath = true, filepath.Clean(root), s.cfg.ResolveDB(root)
+	return nil
+}
+
+// open returns the project's store, opening it on first use. The project
+// root must exist: creating it would hide a host bug behind an empty queue.
+func (s *Service) open(ctx context.Context) (*store.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.bound {
+		return nil, errUnbound()
+	}
+	if s.st != nil {
+		return s.st, nil
+	}
+	if fi, err := os.Stat(s.root); err != nil || !fi.IsDir() {
+		return nil, errBinding("the bound project root does not exist or is not a directory")
+	}
+	st, err := store.Open(ctx, store.Options{Path: s.dbPath, BusyTimeout: s.cfg.BusyTimeout})
+	switch {
+	case err == nil:
+		s.st = st
+		return st, nil
+	case errors.Is(err, store.ErrNewerSchema):
+		return nil, pluginkit.Unavailable("the queue database was written by a newer animus-queue-sqlite; upgrade the plugin").Wrap(err)
+	case store.IsBusy(err):
+		return nil, s.storageError(ctx, "open", err)
+	}
+	return nil, pluginkit.Unavailable("cannot open the queue database").Wrap(err)
+}
+
+// Health reports unhealthy when a bound project's database cannot be
+// opened or does not answer. An unbound process has nothing to check.
+func (s *Service) Health(ctx context.Context) pluginkit.HealthReport {
+	s.mu.Lock()
+	bound := s.bound
+	s.mu.Unlock()
+	if !bound {
+		return pluginkit.HealthReport{Status: pluginkit.Healthy}
+	}
+	st, err := s.open(ctx)
+	if err == nil {
+		err = st.Ping(ctx)
+	}
+	if err != nil {
+		var pe *pluginkit.Error
+		msg := "queue database unavailable"
+		if errors.As(err, &pe) {
+			msg = pe.Message
+		}
+		return pluginkit.HealthReport{Status: pluginkit.Unhealthy, LastError: msg}
+	}
+	return pluginkit.HealthReport{Status: pluginkit.Healthy}
+}
+
+// Close closes the database when the plugin drains.
+func (s *Service) Close(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st == nil {
+		return nil
+	}
+	err := s.st.Close()
+	s.st = nil
+	return err
+}
+
+func logger(ctx context.Context) *slog.Logger {
+	if p := pluginkit.PeerFrom(ctx); p != nil {
+		return p.Logger()
+	}
+	return slog.New(slog.DiscardHandler)
+}

@@ -1,0 +1,172 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/config"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
+)
+
+var allParams = map[string]string{
+	"queue/enqueue": dispatch7, "queue/list": "", "queue/lease": `{"max":1}`, "queue/stats": "",
+	"queue/next_deadline": "{}", "queue/hold": `{"entry_id":"x"}`, "queue/release": `{"entry_id":"x"}`,
+	"queue/release_pending": `{"entry_id":"x","reason":"r"}`, "queue/drop": `{"entry_id":"x"}`,
+	"queue/reorder": `{"entry_ids":["x"]}`, "queue/mark_assigned": `{"entry_id":"x"}`,
+	"queue/completion": `{"entry_id":"x","status":"completed"}`,
+}
+
+// Without a project binding initialize succeeds and touches nothing; every
+// domain call then answers -32207.
+func TestUnbound(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	f := &fixture{t: t, s: New(Options{}), dir: dir}
+	for _, params := range []pluginkit.InitializeParams{
+		{ProtocolVersion: "1.0.0"},
+		{ProtocolVersion: "1.1.0", InitExtensions: map[string]json.RawMessage{"project_binding": json.RawMessage("null"), "other": json.RawMessage(`{}`)}},
+	} {
+		if err := f.s.Init(context.Background(), nil, params); err != nil {
+			t.Fatalf("unbound initialize: %v", err)
+		}
+	}
+	if h := f.s.Health(context.Background()); h.Status != pluginkit.Healthy {
+		t.Errorf("unbound health %+v", h)
+	}
+	for method, params := range allParams {
+		f.wantErr(method, params, CodeProjectBinding, "init_extensions.project_binding is required", nil)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("an unbound process created %v", ents)
+	}
+}
+
+func TestBindingErrors(t *testing.T) {
+	tests := []struct{ binding, want string }{
+		{`"x"`, "must be an object"},
+		{`{}`, "project_root must be a string"},
+		{`{"project_root":5}`, "project_root must be a string"},
+		{`{"project_root":""}`, "project_root must be a string"},
+		{`{"project_root":"relative/dir"}`, "must be an absolute path"},
+	}
+	for _, tt := range tests {
+		s := New(Options{})
+		err := s.Init(context.Background(), nil, pluginkit.InitializeParams{
+			ProtocolVersion: "1.1.0", InitExtensions: map[string]json.RawMessage{"project_binding": json.RawMessage(tt.binding)}})
+		checkErr(t, err, CodeProjectBinding, tt.want, nil)
+	}
+}
+
+func TestMissingProjectRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "gone")
+	s := New(Options{})
+	if err := s.Init(context.Background(), nil, bindParams(root)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.stats(context.Background(), nil)
+	checkErr(t, err, CodeProjectBinding, "does not exist", nil)
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("the missing project root was created: %v", err)
+	}
+	if h := s.Health(context.Background()); h.Status != pluginkit.Unhealthy || !strings.Contains(h.LastError, "does not exist") {
+		t.Errorf("health %+v", h)
+	}
+}
+
+func TestConfiguredDBPath(t *testing.T) {
+	f := newFixture(t, config.Config{DBPath: "state/q.db"})
+	f.enqueue("TASK-1", "")
+	if _, err := os.Stat(filepath.Join(f.dir, "state", "q.db")); err != nil {
+		t.Errorf("configured path not used: %v", err)
+	}
+	if _, err := os.Stat(f.dbPath()); !os.IsNotExist(err) {
+		t.Errorf("default path created too: %v", err)
+	}
+}
+
+// A writer in another process holding the lock past the busy timeout makes
+// mutations answer -32205; reads still work (WAL) and nothing is changed.
+func TestBusyTimeoutAnswers32205(t *testing.T) {
+	f := newFixture(t, config.Config{BusyTimeout: 60 * time.Millisecond})
+	id := f.enqueue("TASK-1", "")
+	other, err := store.Open(context.Background(), store.Options{Path: f.dbPath(), BusyTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	held, stop, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- other.Update(context.Background(), func(tx *store.Tx) error {
+			// Any write takes the lock for the rest of the transaction.
+			if err := tx.SetOrdinal(context.Background(), id, 1); err != nil {
+				return err
+			}
+			close(held)
+			<-stop
+			return nil
+		})
+	}()
+	<-held
+	for _, m := range []string{"queue/enqueue", "queue/lease", "queue/hold", "queue/next_deadline", "queue/reorder"} {
+		p := allParams[m]
+		if m == "queue/hold" {
+			p = `{"entry_id":"` + id + `"}`
+		}
+		f.wantErr(m, p, CodeLockFailed, "queue lock acquisition failed", nil)
+	}
+	f.want("queue/stats", "", `{"assigned":0,"deferred":0,"held":0,"pending":1,"total":1}`)
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := f.states(); got != id+":pending" {
+		t.Errorf("queue after busy calls: %s", got)
+	}
+	f.want("queue/hold", `{"entry_id":"`+id+`"}`, `{"changed":true,"not_found":false}`)
+}
+
+func TestKindCapabilities(t *testing.T) {
+	b, err := json.Marshal(KindCapabilities())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"queue":{"crate_version":"0.3.2","extra":{"max_lease_batch":4294967295,"priority_weighted":false}}}`; string(b) != want {
+		t.Errorf("kind_capabilities %s, want %s", b, want)
+	}
+	mux := pluginkit.NewMux()
+	New(Options{}).Register(mux)
+	want := "queue/enqueue queue/list queue/lease queue/stats queue/next_deadline queue/hold queue/release " +
+		"queue/release_pending queue/drop queue/reorder queue/mark_assigned queue/completion"
+	if got := strings.Join(mux.Methods(), " "); got != want {
+		t.Errorf("methods %s", got)
+	}
+}
+
+func TestAuditTrailOfALifecycle(t *testing.T) {
+	f := newFixture(t, config.Config{})
+	f.enqueue("TASK-1", "")
+	f.ok("queue/hold", `{"entry_id":"id-1","reason":"operator"}`)
+	f.ok("queue/release", `{"entry_id":"id-1"}`)
+	f.ok("queue/lease", `{"max":1,"workflow_ids":["wf"]}`)
+	f.ok("queue/release_pending", `{"entry_id":"id-1","reason":"spawn-deferred"}`)
+	f.ok("queue/mark_assigned", `{"entry_id":"id-1","workflow_id":"wf2"}`)
+	f.ok("queue/completion", `{"entry_id":"id-1","status":"failed"}`)
+	want := []string{
+		"id-1 queue/enqueue ->pending",
+		"id-1 queue/hold pending>held operator",
+		"id-1 queue/release held>pending",
+		"id-1 queue/lease pending>assigned",
+		"id-1 queue/release_pending assigned>pending spawn-deferred",
+		"id-1 queue/mark_assigned pending>assigned",
+		"id-1 queue/completion assigned>failed",
+	}
+	if got := f.audit(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audit\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

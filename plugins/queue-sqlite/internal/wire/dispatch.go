@@ -1,0 +1,114 @@
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Dispatch is SubjectDispatch in canonical form. Decoding drops unknown
+// fields and normalises what serde normalises (requested_at to UTC, input
+// and metadata to sorted keys); Encode then reproduces the bytes a Rust
+// host would produce for the same value, so a dispatch survives the queue
+// unchanged in meaning and stable in form.
+type Dispatch struct {
+	Subject       SubjectRef
+	WorkflowRef   string
+	Input         json.RawMessage // canonical; nil when absent or null
+	Vars          map[string]string
+	Priority      *string
+	TriggerSource string
+	RequestedAt   time.Time
+}
+
+// DecodeDispatch reads a SubjectDispatch. Errors name the field.
+func DecodeDispatch(raw json.RawMessage) (Dispatch, error) {
+	o, err := parseObject(raw, "struct SubjectDispatch")
+	if err != nil {
+		return Dispatch{}, err
+	}
+	var d Dispatch
+	subject, ok := o["subject"]
+	if !ok {
+		return Dispatch{}, missing("subject")
+	}
+	if d.Subject, err = decodeSubject(subject); err != nil {
+		return Dispatch{}, fmt.Errorf("subject: %w", err)
+	}
+	if d.WorkflowRef, err = o.reqString("workflow_ref"); err != nil {
+		return Dispatch{}, err
+	}
+	if d.Input, err = canonical(o.get("input")); err != nil {
+		return Dispatch{}, fmt.Errorf("input: %w", err)
+	}
+	if d.Vars, err = decodeVars(o.get("vars")); err != nil {
+		return Dispatch{}, err
+	}
+	if d.Priority, err = o.optString("priority"); err != nil {
+		return Dispatch{}, err
+	}
+	if d.TriggerSource, err = o.reqString("trigger_source"); err != nil {
+		return Dispatch{}, err
+	}
+	at, err := o.reqString("requested_at")
+	if err != nil {
+		return Dispatch{}, err
+	}
+	if d.RequestedAt, err = ParseTime(at); err != nil {
+		return Dispatch{}, fmt.Errorf("invalid value for `requested_at`: %q is %v", at, err)
+	}
+	return d, nil
+}
+
+// decodeVars reads the string→string map; any other value type is an error,
+// as in serde (the daemon reads vars such as task_generation and branch back
+// as strings).
+func decodeVars(v json.RawMessage) (map[string]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	o, err := parseObject(v, "a map of strings")
+	if err != nil {
+		return nil, fmt.Errorf("invalid type for `vars`: %s, expected a map of strings", kindOf(v))
+	}
+	out := make(map[string]string, len(o))
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // report the first bad key deterministically
+	for _, k := range keys {
+		var s string
+		if isNull(o[k]) || json.Unmarshal(o[k], &s) != nil {
+			return nil, wrongType("vars."+k, o[k], "a string")
+		}
+		out[k] = s
+	}
+	return out, nil
+}
+
+// dispatchOut is SubjectDispatch on output, keys in sorted order.
+type dispatchOut struct {
+	Input         json.RawMessage   `json:"input,omitempty"`
+	Priority      *string           `json:"priority,omitempty"`
+	RequestedAt   string            `json:"requested_at"`
+	Subject       SubjectRef        `json:"subject"`
+	TriggerSource string            `json:"trigger_source"`
+	Vars          map[string]string `json:"vars,omitempty"`
+	WorkflowRef   string            `json:"workflow_ref"`
+}
+
+// Encode renders the dispatch as the references do: sorted keys, optional
+// fields omitted at their defaults, requested_at with "Z".
+func (d Dispatch) Encode() (json.RawMessage, error) {
+	return marshal(dispatchOut{
+		Input:         d.Input,
+		Priority:      d.Priority,
+		RequestedAt:   TimestampZ(d.RequestedAt),
+		Subject:       d.Subject,
+		TriggerSource: d.TriggerSource,
+		Vars:          d.Vars,
+		WorkflowRef:   d.WorkflowRef,
+	})
+}

@@ -1,0 +1,44 @@
+// Command animus-queue-sqlite is an Animus queue plugin (queue protocol
+// 0.3.2) that keeps each project's dispatch queue in one SQLite file, safe
+// for the many short-lived processes the daemon, the CLI and the
+// reconcilers run against it at once. Logic lives in internal/.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/config"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/inspect"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/queue"
+)
+
+func main() {
+	// A bad value is reported by Preflight (serving) or by inspect, never
+	// by --manifest, which must work with a scrubbed environment.
+	cfg, cfgErr := config.FromEnv(os.Getenv)
+	svc := queue.New(queue.Options{Config: cfg})
+	mux := pluginkit.NewMux()
+	svc.Register(mux)
+	os.Exit(pluginkit.Main(pluginkit.Plugin{
+		Name:             "animus-queue-sqlite",
+		Kind:             "queue",
+		Description:      "SQLite dispatch queue: strict FIFO, deferred entries, atomic multi-process leases",
+		Env:              config.Env,
+		Mux:              mux,
+		KindCapabilities: queue.KindCapabilities(),
+		Preflight:        func(context.Context) error { return cfgErr },
+		Init:             svc.Init,
+		Health:           svc.Health,
+		Close:            svc.Close,
+		Commands: map[string]pluginkit.Command{
+			"inspect": {
+				Summary: "--project DIR [--db FILE] [--json] [--audit N] [--entry ID]: print the queue and its audit trail",
+				Run: func(ctx context.Context, args []string) int {
+					return inspect.Run(ctx, args, os.Getenv, os.Stdout, os.Stderr)
+				},
+			},
+		},
+	}))
+}
