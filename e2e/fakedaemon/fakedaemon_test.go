@@ -135,8 +135,10 @@ func TestStreams(t *testing.T) {
 	if m := c.recv(); string(m["result"]) != `{"watching":true}` {
 		t.Fatalf("then the ack: %v", m)
 	}
-	if d.ActiveStreams() != 0 {
-		t.Errorf("a finite daemon/logs left a driver running")
+	// The driver unregisters itself just after writing the ack: wait for
+	// it rather than racing it.
+	if err := d.WaitStreams(ctx(t), 0); err != nil {
+		t.Errorf("a finite daemon/logs left a driver running: %v", err)
 	}
 
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"daemon/events"}`)
