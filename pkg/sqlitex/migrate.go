@@ -3,8 +3,13 @@ package sqlitex
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 )
+
+// ErrNewerSchema is returned by Migrate for a database written by a newer
+// binary than this one: it must not be touched, only upgraded to.
+var ErrNewerSchema = errors.New("sqlitex: database schema is newer than this binary")
 
 // Migration is one numbered schema step. Versions start at 1 and increase
 // by one; Up runs inside the migration transaction.
@@ -26,22 +31,31 @@ func SQL(stmts ...string) func(context.Context, *sql.Tx) error {
 	}
 }
 
-// Migrate brings the database to the last version in ms. It runs under
-// BEGIN IMMEDIATE and records progress in PRAGMA user_version, so when two
-// processes start at once the second waits for the first and then finds
-// nothing to do. It returns the version before and after.
+// Migrate brings the database to the last version in ms. A current
+// database is recognised with one read and no write lock, so a plugin
+// started per call (or beside a busy writer) does not queue behind other
+// processes. Otherwise the work runs under BEGIN IMMEDIATE and records
+// progress in PRAGMA user_version, which is read again under the lock, so
+// when two processes start at once the second waits for the first and
+// then finds nothing to do. It returns the version before and after.
 func (db *DB) Migrate(ctx context.Context, ms []Migration) (from, to int, err error) {
 	for i, m := range ms {
 		if m.Version != i+1 {
 			return 0, 0, fmt.Errorf("sqlitex: migration %q has version %d, want %d", m.Name, m.Version, i+1)
 		}
 	}
+	if v, err := db.Version(ctx); err == nil && v >= len(ms) {
+		if v > len(ms) {
+			return v, v, db.newerSchema(v, len(ms))
+		}
+		return v, v, nil
+	}
 	err = db.Tx(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&from); err != nil {
 			return err
 		}
 		if from > len(ms) {
-			return fmt.Errorf("sqlitex: %s has schema version %d, newer than this binary knows (%d); upgrade the plugin", db.Path, from, len(ms))
+			return db.newerSchema(from, len(ms))
 		}
 		to = from
 		for _, m := range ms[from:] {
@@ -60,9 +74,16 @@ func (db *DB) Migrate(ctx context.Context, ms []Migration) (from, to int, err er
 	return from, to, err
 }
 
-// Version returns PRAGMA user_version.
+func (db *DB) newerSchema(have, know int) error {
+	return fmt.Errorf("%w: %s is at version %d, this binary knows %d; upgrade the plugin", ErrNewerSchema, db.Path, have, know)
+}
+
+// Version returns PRAGMA user_version, retrying while another process holds
+// the file in a state where even a read is refused (see retryBusy).
 func (db *DB) Version(ctx context.Context) (int, error) {
 	var v int
-	err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	err := db.retryBusy(ctx, func() error {
+		return db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	})
 	return v, err
 }

@@ -37,7 +37,8 @@ type Options struct {
 // DB is an open database.
 type DB struct {
 	*sql.DB
-	Path string
+	Path        string
+	busyTimeout time.Duration
 }
 
 // Open opens (creating if needed) the database at o.Path with WAL,
@@ -74,11 +75,35 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	db.SetMaxOpenConns(o.MaxConns)
 	db.SetMaxIdleConns(o.MaxConns)
 	db.SetConnMaxIdleTime(0)
-	if err := db.PingContext(ctx); err != nil {
+	d := &DB{DB: db, Path: o.Path, busyTimeout: o.BusyTimeout}
+	if err := d.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlitex: open %s: %w", o.Path, err)
 	}
-	return &DB{DB: db, Path: o.Path}, nil
+	return d, nil
+}
+
+// retryBusy runs fn again while it fails with SQLITE_BUSY, with a short,
+// growing pause, for up to the busy timeout. Opening needs it: every
+// connection runs PRAGMA journal_mode=WAL as it opens, and on a file that
+// another process is creating at that moment the switch (or the first
+// read while that process recovers the WAL) fails with SQLITE_BUSY at once
+// instead of waiting in SQLite's busy handler.
+func (db *DB) retryBusy(ctx context.Context, fn func() error) error {
+	deadline := time.Now().Add(db.busyTimeout)
+	pause := 2 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !IsBusy(err) || time.Now().Add(pause).After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(pause):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		pause = min(2*pause, 50*time.Millisecond)
+	}
 }
 
 // Tx runs fn in one BEGIN IMMEDIATE transaction and commits it, or rolls
@@ -102,6 +127,46 @@ func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 		return err
 	}
 	return tx.Commit()
+}
+
+// Querier is what a write transaction (*sql.Tx) and a read snapshot's
+// pinned connection (*sql.Conn) have in common, so store code can read the
+// same way in both.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// View runs fn in one read transaction (BEGIN DEFERRED): a consistent
+// snapshot of several statements that, in WAL mode, neither waits for
+// writers nor blocks them. The DSN makes every BeginTx IMMEDIATE (a
+// writer), so the snapshot is opened by hand on a pinned connection. fn
+// must not write.
+func (db *DB) View(ctx context.Context, fn func(q Querier) error) (err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+		return err
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+			panic(v)
+		}
+		if err != nil {
+			// A fresh context: the caller's may be what ended the work.
+			_, _ = conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	if err = fn(conn); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, "COMMIT")
+	return err
 }
 
 // IsBusy reports whether err is SQLite giving up on a lock after the busy

@@ -69,12 +69,9 @@ func (s *Store) Versions() (from, to int) { return s.from, s.to }
 
 // Migrate applies pending migrations and returns the versions before and
 // after. An up-to-date database is recognised without taking the write
-// lock, so a process starting while another writes does not queue behind
-// it (sqlitex.Migrate re-checks under BEGIN IMMEDIATE when there is work).
+// lock (sqlitex.Migrate), so a process starting while another writes does
+// not queue behind it.
 func (s *Store) Migrate(ctx context.Context) (from, to int, err error) {
-	if v, err := s.db.Version(ctx); err == nil && v == len(migrations) {
-		return v, v, nil
-	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	return s.db.Migrate(ctx, migrations)
