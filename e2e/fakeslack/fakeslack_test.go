@@ -67,6 +67,11 @@ func TestSocketModeWithSlackGo(t *testing.T) {
 		t.Fatal(err)
 	}
 	nextEvent(t, sm, socketmode.EventTypeConnected)
+	// The client can report the new connection before the server has
+	// counted it: wait for the count rather than race it.
+	if err := s.WaitConnections(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
 	if s.Connections() != 2 || s.Opens() != 2 {
 		t.Fatalf("after disconnect: %d connections, %d opens", s.Connections(), s.Opens())
 	}
