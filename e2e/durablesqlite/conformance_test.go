@@ -1,48 +1,16 @@
 package durablesqlite
 
 import (
-	"context"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
-	"github.com/animus-plugins/animus-plugins/e2e/conformance"
-	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+	"github.com/animus-plugins/animus-plugins/e2e/conformance/conformancetest"
 )
 
-// TestConformance runs the generic scenarios and DurableSuite against the
-// binary. Every scenario must pass, except generic ones that need the
-// $harness/slow opt-in, which a production binary does not carry; their
-// skip reason is checked so no other skip goes unnoticed.
+// TestConformance puts the built binary through every scenario the
+// conformance runner applies to it: the generic lifecycle and wire suite,
+// its kind's suite and its own. All must pass; only the generic scenarios
+// that need the $harness/slow opt-in may skip.
 func TestConformance(t *testing.T) {
-	schemas, err := schemacheck.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	target, err := conformance.Prepare(ctx, binaries.Path(t, "animus-durable-sqlite"), "durable", schemas, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log strings.Builder
-	rep := conformance.RunAll(ctx, target, append(conformance.Generic(), conformance.DurableSuite()...),
-		conformance.Options{Out: &log, Verbose: true})
-	t.Logf("\n%s%s", log.String(), rep.Summary())
-	durable := 0
-	for _, r := range rep.Results {
-		if strings.HasPrefix(r.ID, "durable/") {
-			durable++
-		}
-		switch {
-		case r.Status == conformance.Fail:
-			t.Errorf("%s: %s", r.ID, r.Reason)
-		case r.Status == conformance.Skip && !strings.Contains(r.Reason, conformance.HarnessSlow):
-			t.Errorf("%s skipped: %s", r.ID, r.Reason)
-		}
-	}
-	if want := len(conformance.DurableSuite()); durable != want {
-		t.Errorf("%d durable scenarios ran, want %d", durable, want)
-	}
+	conformancetest.RequireAllPass(t, binaries.Path(t, "animus-durable-sqlite"), nil)
 }

@@ -8,16 +8,9 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
+	"github.com/animus-plugins/animus-plugins/e2e/conformance/conformancetest"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
 )
-
-// harnessSlow are the generic scenarios a plugin without $harness/slow
-// skips (this plugin does not opt in).
-var harnessSlow = map[string]bool{
-	"generic/ping-while-busy":           true,
-	"generic/cancel-request":            true,
-	"generic/shutdown-drains-in-flight": true,
-}
 
 // TestConformance runs the generic suite, the trigger kind suite (the port
 // of the official testkit's) and TriggerSlackSuite against the binary,
@@ -25,32 +18,11 @@ var harnessSlow = map[string]bool{
 // watch-fires-event must see it in the flat shape within 3 s.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, 2*time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{
 		Greeting: [][]byte{fakeslack.EventsAPI("env-greeting", 0, fakeslack.Callback("T0FAKE", "EvGreeting",
 			fakeslack.Mention("C1", "U1", "<@U0BOT> conformance", "1715701234.999999")))},
 	})
-	env := socketEnv(fake, nil)
-	target, err := conformance.Prepare(ctx, binaries.Path(t, binary), "trigger", schemas(t), env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	scenarios := append(conformance.Scenarios("trigger"), conformance.TriggerSlackSuite()...)
-	rep := conformance.RunAll(ctx, target, scenarios, conformance.Options{})
-	kinds := 0
-	for _, r := range rep.Results {
-		if strings.HasPrefix(r.ID, "trigger/") || strings.HasPrefix(r.ID, "trigger-slack/") {
-			kinds++
-		}
-		if r.Status == conformance.Pass || (r.Status == conformance.Skip && harnessSlow[r.ID]) {
-			continue
-		}
-		t.Errorf("%s: %s %s\nwire log:\n%s\nstderr:\n%s", r.ID, r.Status, r.Reason, r.WireLog, r.Stderr)
-	}
-	if kinds < 8 {
-		t.Errorf("only %d trigger scenarios ran: is the trigger suite registered?", kinds)
-	}
-	t.Log(rep.Summary())
+	conformancetest.RequireAllPass(t, binaries.Path(t, binary), socketEnv(fake, nil))
 }
 
 // TestConformanceWithoutTokens: the official suite's verdicts when no
