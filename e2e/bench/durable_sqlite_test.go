@@ -1,15 +1,12 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -169,11 +166,12 @@ func BenchmarkDurableRecoverInFlight1M(b *testing.B) {
 	durableHandshake(b, schema) // creates the schema
 	schema.in.Close()
 	_ = schema.cmd.Wait()
-	start := time.Now()
+	seeding := time.Now()
 	seedSteps(b, durableDBPath(schema), runs, stepsPerRun, open)
-	b.Logf("seeded %d committed steps in %v", runs*stepsPerRun, time.Since(start).Round(time.Millisecond))
+	b.Logf("seeded %d committed steps in %v", runs*stepsPerRun, time.Since(seeding).Round(time.Millisecond))
 
-	plugin := durableSpawnIn(b, bin, schema.cmd.Dir)
+	plugin := start(b, bin, schema.cmd.Dir)
+	b.Cleanup(plugin.stop)
 	durableHandshake(b, plugin)
 	resp := durableOK(b, plugin, "durable/recover_in_flight", `{"since_epoch":0}`)
 	if got := bytes.Count(resp, []byte(`"run_id":`)); got != open {
@@ -232,29 +230,4 @@ func seedSteps(tb testing.TB, path string, runs, perRun, open int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-}
-
-// durableSpawnIn is spawn with a chosen working directory (the project).
-func durableSpawnIn(tb testing.TB, binary, dir string) *child {
-	tb.Helper()
-	cmd := exec.Command(binary)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
-	cmd.Dir = dir
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		in.Close()
-		_ = cmd.Wait()
-	})
-	return &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
 }

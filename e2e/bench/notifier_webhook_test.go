@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -34,26 +33,8 @@ func notifierReceiver(tb testing.TB) (*httptest.Server, *atomic.Int64) {
 // daemon would forward it) and runs the handshake.
 func spawnNotifier(tb testing.TB, dir string, env ...string) *child {
 	tb.Helper()
-	cmd := exec.Command(binaries.Path(tb, "animus-notifier-webhook"))
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}, env...)
-	cmd.Dir = dir
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	c := &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	tb.Cleanup(func() {
-		in.Close()
-		_ = cmd.Wait()
-	})
+	c := start(tb, binaries.Path(tb, "animus-notifier-webhook"), dir, append([]string{"HOME=" + dir}, env...)...)
+	tb.Cleanup(c.stop)
 	c.handshake(tb)
 	return c
 }

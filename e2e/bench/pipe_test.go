@@ -25,9 +25,19 @@ type child struct {
 
 func spawn(tb testing.TB, binary string) *child {
 	tb.Helper()
+	c := start(tb, binary, tb.TempDir())
+	tb.Cleanup(c.stop)
+	return c
+}
+
+// start launches binary in dir with a minimal environment (PATH, HOME)
+// plus env, as NAME=VALUE (a later value wins), and stderr discarded.
+// The caller ends it with stop or a Cleanup.
+func start(tb testing.TB, binary, dir string, env ...string) *child {
+	tb.Helper()
 	cmd := exec.Command(binary)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
-	cmd.Dir = tb.TempDir()
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}, env...)
+	cmd.Dir = dir
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -40,12 +50,13 @@ func spawn(tb testing.TB, binary string) *child {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	c := &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	tb.Cleanup(func() {
-		in.Close()
-		_ = cmd.Wait()
-	})
-	return c
+	return &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+}
+
+// stop closes stdin, which every plugin takes as exit, and reaps it.
+func (c *child) stop() {
+	c.in.Close()
+	_ = c.cmd.Wait()
 }
 
 // roundTrip sends one request and reads lines until its response.

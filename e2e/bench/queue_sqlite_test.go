@@ -1,15 +1,12 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -37,33 +34,13 @@ const queueBinary = "animus-queue-sqlite"
 // scrubbed environment) and binds it to dir.
 func spawnQueue(tb testing.TB, dir string) *child {
 	tb.Helper()
-	c := startIn(tb, binaries.Path(tb, queueBinary), dir)
+	c := start(tb, binaries.Path(tb, queueBinary), dir)
 	resp := c.roundTrip(tb, "initialize", initParams(dir))
 	if !bytes.Contains(resp, []byte(`"result"`)) {
 		tb.Fatalf("initialize: %s", resp)
 	}
 	c.send(tb, `{"jsonrpc":"2.0","method":"initialized"}`)
 	return c
-}
-
-func startIn(tb testing.TB, binary, dir string) *child {
-	tb.Helper()
-	cmd := exec.Command(binary)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir()}
-	cmd.Dir = dir
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	return &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
 }
 
 func initParams(dir string) string {
@@ -77,8 +54,8 @@ func (c *child) send(tb testing.TB, frame string) {
 	}
 }
 
-// stop runs the daemon's ladder: shutdown, exit, wait.
-func (c *child) stop(tb testing.TB) {
+// shutdown runs the daemon's ladder: shutdown, exit, wait.
+func (c *child) shutdown(tb testing.TB) {
 	c.roundTrip(tb, "shutdown", `{}`)
 	c.send(tb, `{"jsonrpc":"2.0","method":"exit"}`)
 	if err := c.cmd.Wait(); err != nil {
@@ -113,16 +90,16 @@ func BenchmarkQueueSQLiteColdStart(b *testing.B) {
 	dir := projectDir(b)
 	warm := spawnQueue(b, dir) // create and migrate the file first: cold start, not first start
 	mustResult(b, warm.roundTrip(b, "queue/enqueue", fmt.Sprintf(benchDispatch, 1)))
-	warm.stop(b)
+	warm.shutdown(b)
 	bare, example := binaries.Path(b, "bare-echo"), binaries.Path(b, "animus-example")
 	var plugin, baseline, runtime []time.Duration
 	for b.Loop() {
 		t0 := time.Now()
 		c := spawnQueue(b, dir)
 		mustResult(b, c.roundTrip(b, "queue/stats", `{}`))
-		c.stop(b)
+		c.shutdown(b)
 		t1 := time.Now()
-		e := startIn(b, bare, dir)
+		e := start(b, bare, dir)
 		e.roundTrip(b, "hello", `{}`)
 		e.in.Close()
 		if err := e.cmd.Wait(); err != nil {
@@ -131,11 +108,11 @@ func BenchmarkQueueSQLiteColdStart(b *testing.B) {
 		t2 := time.Now()
 		// The same four exchanges through pluginkit without SQLite, to
 		// split the plugin's cost into runtime and queue.
-		x := startIn(b, example, dir)
+		x := start(b, example, dir)
 		x.roundTrip(b, "initialize", initParams(dir))
 		x.send(b, `{"jsonrpc":"2.0","method":"initialized"}`)
 		x.roundTrip(b, "$/ping", `{}`)
-		x.stop(b)
+		x.shutdown(b)
 		plugin = append(plugin, t1.Sub(t0))
 		baseline = append(baseline, t2.Sub(t1))
 		runtime = append(runtime, time.Since(t2))
@@ -158,7 +135,7 @@ func seedDepth(b *testing.B, depth int) string {
 	dir := projectDir(b)
 	c := spawnQueue(b, dir)
 	mustResult(b, c.roundTrip(b, "queue/enqueue", fmt.Sprintf(benchDispatch, 0)))
-	c.stop(b)
+	c.shutdown(b)
 	db, err := sqlitex.Open(context.Background(), sqlitex.Options{Path: filepath.Join(dir, ".animus", "queue.sqlite")})
 	if err != nil {
 		b.Fatal(err)
@@ -187,7 +164,7 @@ func BenchmarkQueueSQLiteLeaseDepth(b *testing.B) {
 	children := make([]*child, len(depths))
 	for i, d := range depths {
 		children[i] = spawnQueue(b, seedDepth(b, d))
-		defer children[i].stop(b)
+		defer children[i].shutdown(b)
 	}
 	lat := make([][]time.Duration, len(depths))
 	leaseOnce := func(i int) {
@@ -223,7 +200,7 @@ func BenchmarkQueueSQLiteLeaseDepth(b *testing.B) {
 
 func BenchmarkQueueSQLiteCycle(b *testing.B) {
 	c := spawnQueue(b, projectDir(b))
-	defer c.stop(b)
+	defer c.shutdown(b)
 	raw := newRawQueue(b)
 	var pluginT, rawT time.Duration
 	n := 0
@@ -275,7 +252,7 @@ func newRawQueue(b *testing.B) *rawQueue {
 	dir := projectDir(b)
 	c := spawnQueue(b, dir) // the plugin creates the schema
 	mustResult(b, c.roundTrip(b, "queue/stats", `{}`))
-	c.stop(b)
+	c.shutdown(b)
 	db, err := sqlitex.Open(context.Background(), sqlitex.Options{
 		Path: filepath.Join(dir, ".animus", "queue.sqlite"), BusyTimeout: 5 * time.Second, Synchronous: sqlitex.SyncFull, MaxConns: 4,
 	})

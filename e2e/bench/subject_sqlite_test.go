@@ -1,13 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
@@ -130,26 +127,8 @@ func measure(b *testing.B, p50s map[string]time.Duration, size, op string, prep,
 // with the spawn included, this is the cold start.
 func spawnSubjectSQLite(b *testing.B, bin, db string) *child {
 	b.Helper()
-	cmd := exec.Command(bin)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "ANIMUS_SQLITE_DB_PATH=" + db}
-	cmd.Dir = filepath.Dir(db)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	c := &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
-	b.Cleanup(func() {
-		in.Close()
-		_ = cmd.Wait()
-	})
+	c := start(b, bin, filepath.Dir(db), "ANIMUS_SQLITE_DB_PATH="+db)
+	b.Cleanup(c.stop)
 	c.handshake(b)
 	return c
 }

@@ -1,14 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,26 +29,13 @@ type slackRig struct {
 func newSlackRig(b *testing.B) *slackRig {
 	b.Helper()
 	fake := fakeslack.New(b, fakeslack.Options{})
-	cmd := exec.Command(binaries.Path(b, "animus-trigger-slack"))
-	cmd.Dir = b.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.TempDir(), "SLACK_TRIGGER_ID=bench"}
+	env := []string{"SLACK_TRIGGER_ID=bench"}
 	for k, v := range fake.Env() {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		env = append(env, k+"="+v)
 	}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { in.Close(); _ = cmd.Wait() })
-	r := &slackRig{fake: fake, c: &child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, arrived: map[int]time.Time{}}
+	c := start(b, binaries.Path(b, "animus-trigger-slack"), b.TempDir(), env...)
+	b.Cleanup(c.stop)
+	r := &slackRig{fake: fake, c: c, arrived: map[int]time.Time{}}
 	r.cond = sync.NewCond(&r.mu)
 	r.c.handshake(b)
 	if resp := r.c.roundTrip(b, "trigger/watch", `{}`); !bytes.Contains(resp, []byte(`"watching":true`)) {
