@@ -166,11 +166,32 @@ func scenarioAckNotification(ctx context.Context, s *Session) Outcome {
 	if !ok {
 		return out
 	}
+	ids := []string{}
 	if s.Advertises("trigger/watch") {
-		_, _ = call(ctx, h, shortCallBudget, "trigger/watch", json.RawMessage(`{}`)) // the daemon ignores it too
+		resp, err := call(ctx, h, shortCallBudget, "trigger/watch", json.RawMessage(`{}`))
+		if err == nil && resp.Error == nil {
+			// Ack a real event first, as the daemon does, when the backend
+			// has one to give within a second (one that needs an outside
+			// stimulus has none; synthetic ids follow either way). Waiting
+			// for it also makes the check deterministic: whatever the
+			// backend emits is on the wire before the acks go out.
+			wctx, cancel := context.WithTimeout(ctx, time.Second)
+			n, err := h.WaitNotification(wctx, func(n fakehost.Notification) bool { return n.Method == "trigger/event" })
+			cancel()
+			var ev struct {
+				EventID string `json:"event_id"`
+			}
+			if err == nil && json.Unmarshal(n.Params, &ev) == nil && ev.EventID != "" {
+				ids = append(ids, ev.EventID)
+			}
+		}
 	}
-	for _, status := range []string{"queued", "unmatched", "some_future_status", "shutdown"} {
-		params := map[string]string{"event_id": "conformance-ack-" + status, "status": status}
+	for i, status := range []string{"queued", "unmatched", "some_future_status", "shutdown"} {
+		id := "conformance-ack-" + status
+		if i < len(ids) {
+			id = ids[i]
+		}
+		params := map[string]string{"event_id": id, "status": status}
 		if err := h.Notify("trigger/ack", params); err != nil {
 			return failf("notify trigger/ack: %v", err)
 		}
