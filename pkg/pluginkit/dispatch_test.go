@@ -1,6 +1,7 @@
 package pluginkit
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -238,5 +239,29 @@ func TestIDsEchoedVerbatim(t *testing.T) {
 		if raw != want {
 			t.Errorf("got %s, want %s", raw, want)
 		}
+	}
+}
+
+func TestAfterReplyRunsAfterTheResponse(t *testing.T) {
+	h := startHost(t, testPlugin())
+	h.initialize()
+	for range 20 { // the order must hold every time, not by luck
+		id := h.sendRequest("test/after", map[string]any{"message": "ok"})
+		first := h.next(time.Second)
+		if got, _ := first["id"].(float64); int(got) != id {
+			t.Fatalf("first frame %v, want the response to %d", first, id)
+		}
+		if r := result(t, first); r["queued"] != true {
+			t.Fatalf("AfterReply reported %v inside a handler", r["queued"])
+		}
+		if n := h.next(time.Second); n["method"] != "test/after-ack" {
+			t.Fatalf("after the response came %v, want test/after-ack", n)
+		}
+	}
+	// A failed request never runs its hook.
+	errCode(t, h.call("test/after", map[string]any{"message": "fail"}))
+	h.expectSilence(50 * time.Millisecond)
+	if AfterReply(context.Background(), func() {}) {
+		t.Fatal("AfterReply outside a handler reported true")
 	}
 }

@@ -67,6 +67,7 @@ type ctxKey int
 const (
 	peerKey ctxKey = iota
 	requestIDKey
+	callKey
 )
 
 // PeerFrom returns the Peer of the connection a handler runs on.
@@ -80,6 +81,27 @@ func PeerFrom(ctx context.Context) *Peer {
 func RequestID(ctx context.Context) json.RawMessage {
 	id, _ := ctx.Value(requestIDKey).(json.RawMessage)
 	return id
+}
+
+// AfterReply arranges for fn to run right after the current request's
+// successful response has been written, for a stream whose first
+// notification must not overtake its ack (a watch, a tail). fn runs on the
+// request's worker, so it should be quick. It never runs if the request
+// fails or is cancelled. AfterReply reports false, and does nothing,
+// outside a request handler or once the response is out: the caller should
+// then do the work itself.
+func AfterReply(ctx context.Context, fn func()) bool {
+	c, _ := ctx.Value(callKey).(*call)
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.answered {
+		return false
+	}
+	c.after = append(c.after, fn)
+	return true
 }
 
 // Progress sends $/progress {id, value} for the current request when the

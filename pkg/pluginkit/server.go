@@ -57,6 +57,7 @@ type call struct {
 	mu        sync.Mutex
 	cancelled bool // by $/cancelRequest
 	answered  bool
+	after     []func() // AfterReply hooks, run once a success is written
 }
 
 // Serve speaks the protocol on in/out until the host sends exit, closes
@@ -272,7 +273,7 @@ func (s *server) dispatch(id json.RawMessage, method string, r *route, params []
 			s.answer(c, nil, ctx.Err())
 			return
 		}
-		result, err := r.request(s.handlerContext(ctx, id), params)
+		result, err := r.request(context.WithValue(s.handlerContext(ctx, id), callKey, c), params)
 		s.answer(c, result, err)
 	}
 	if !s.work.push(job) {
@@ -298,7 +299,8 @@ func (s *server) answer(c *call, result any, err error) {
 		return
 	}
 	c.answered = true
-	cancelled := c.cancelled
+	cancelled, after := c.cancelled, c.after
+	c.after = nil
 	c.mu.Unlock()
 
 	s.mu.Lock()
@@ -312,6 +314,9 @@ func (s *server) answer(c *call, result any, err error) {
 		s.failCall(c.method, c.id, err)
 	default:
 		s.reply(c.id, result)
+		for _, fn := range after {
+			fn()
+		}
 	}
 }
 

@@ -50,6 +50,14 @@ func testPlugin() Plugin {
 		})
 		return map[string]bool{"streaming": true}, nil
 	})
+	Handle(mux, "test/after", func(ctx context.Context, p echoParams) (map[string]bool, error) {
+		peer := PeerFrom(ctx)
+		queued := AfterReply(ctx, func() { _ = peer.Notify("test/after-ack", p) })
+		if p.Message == "fail" {
+			return nil, InvalidParams("refused")
+		}
+		return map[string]bool{"queued": queued}, nil
+	})
 	Handle(mux, "test/fail", func(ctx context.Context, p echoParams) (any, error) {
 		return nil, fmt.Errorf("wrapped: %w", NotFound("subject %s", p.Message))
 	})

@@ -28,8 +28,13 @@ func (sc scope) watch(ctx context.Context, raw json.RawMessage) (*watchAck, erro
 	}
 	f.Kind, f.ScopeKinds = kinds, nil
 	id := pluginkit.RequestID(ctx)
-	if err := sc.app.hub.Watch(ctx, watchKey(id), id, f); err != nil {
+	arm, err := sc.app.hub.Watch(ctx, watchKey(id), id, f)
+	if err != nil {
 		return nil, rpcError(err, "")
+	}
+	// Events start once the ack is written, so none can precede it.
+	if !pluginkit.AfterReply(ctx, arm) {
+		arm()
 	}
 	return &watchAck{Watching: true}, nil
 }

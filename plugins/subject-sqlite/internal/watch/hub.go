@@ -44,18 +44,11 @@ type watcher struct {
 	reqID  json.RawMessage // echoed verbatim as params.id
 	filter model.Filter
 
-	mu        sync.Mutex // held while sending, so Unwatch waits out a send in progress
-	after     int64      // last seq this watcher has been offered
-	closed    bool
-	notBefore time.Time // see armDelay
+	mu     sync.Mutex // held while sending, so Unwatch waits out a send in progress
+	after  int64      // last seq this watcher has been offered
+	closed bool
+	armed  bool // guarded by Hub.mu; see Watch
 }
-
-// armDelay holds a new watcher's first event back briefly. The watch ack
-// is written by pluginkit after the handler returns, and nothing tells the
-// handler when; without the delay an event committed in that instant
-// could reach the host before the ack. Events are not lost meanwhile:
-// they wait in the change log.
-const armDelay = 20 * time.Millisecond
 
 // params is the notification's params: {id, event}.
 type params struct {
@@ -70,13 +63,16 @@ func New(src Source, hints model.Hints, poll time.Duration, log *slog.Logger) *H
 
 // Watch registers a watcher under key (the stringified request id). It
 // sees every event committed after this call; a watch with the same key
-// replaces the old one.
-func (h *Hub) Watch(ctx context.Context, key string, reqID json.RawMessage, f model.Filter) error {
+// replaces the old one. Nothing is sent until the returned arm is called:
+// the caller arms it once the watch's ack is on the wire
+// (pluginkit.AfterReply), so no event can overtake the ack. Events
+// committed meanwhile are not lost: they wait in the change log.
+func (h *Hub) Watch(ctx context.Context, key string, reqID json.RawMessage, f model.Filter) (arm func(), err error) {
 	after, err := h.src.LastEventSeq(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	w := &watcher{key: key, reqID: reqID, filter: f, after: after, notBefore: time.Now().Add(armDelay)}
+	w := &watcher{key: key, reqID: reqID, filter: f, after: after}
 	h.mu.Lock()
 	old := h.watchers[key]
 	h.watchers[key] = w
@@ -84,8 +80,12 @@ func (h *Hub) Watch(ctx context.Context, key string, reqID json.RawMessage, f mo
 	if old != nil {
 		old.close()
 	}
-	time.AfterFunc(armDelay, h.Nudge)
-	return nil
+	return func() {
+		h.mu.Lock()
+		w.armed = true
+		h.mu.Unlock()
+		h.Nudge()
+	}, nil
 }
 
 // Unwatch stops the watcher under key; once it returns no further event
@@ -149,13 +149,12 @@ func (h *Hub) closeAll() {
 // deliver reads every event newer than the furthest-behind watcher and
 // offers each, in seq order, to every watcher.
 func (h *Hub) deliver(ctx context.Context) {
-	// Watchers still inside armDelay sit this pass out entirely (their
-	// position does not move), so they later get every event in order.
-	now := time.Now()
+	// Watchers not yet armed sit this pass out entirely (their position
+	// does not move), so they later get every event in order.
 	h.mu.Lock()
 	ws := make([]*watcher, 0, len(h.watchers))
 	for _, w := range h.watchers {
-		if !now.Before(w.notBefore) {
+		if w.armed {
 			ws = append(ws, w)
 		}
 	}

@@ -99,11 +99,15 @@ func TestHubDeliversOtherWritersInOrder(t *testing.T) {
 	go func() { hub.Run(ctx, rec.notify); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	if err := hub.Watch(ctx, "7", json.RawMessage(`7`), model.Filter{}); err != nil {
+	if arm, err := hub.Watch(ctx, "7", json.RawMessage(`7`), model.Filter{}); err != nil {
 		t.Fatal(err)
+	} else {
+		arm()
 	}
-	if err := hub.Watch(ctx, "w", json.RawMessage(`"w"`), model.Filter{Status: []model.Status{model.Blocked}}); err != nil {
+	if arm, err := hub.Watch(ctx, "w", json.RawMessage(`"w"`), model.Filter{Status: []model.Status{model.Blocked}}); err != nil {
 		t.Fatal(err)
+	} else {
+		arm()
 	}
 	var ids []string
 	for i := range 6 {
@@ -158,8 +162,10 @@ func TestHubDropsWatcherWhenConnectionFails(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { hub.Run(ctx, rec.notify); close(done) }()
-	if err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{}); err != nil {
+	if arm, err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{}); err != nil {
 		t.Fatal(err)
+	} else {
+		arm()
 	}
 	create(t, s, model.Ready)
 	deadline := time.Now().Add(5 * time.Second)
@@ -171,14 +177,16 @@ func TestHubDropsWatcherWhenConnectionFails(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if err := hub.Watch(context.Background(), "2", json.RawMessage(`2`), model.Filter{}); err != nil {
+	if arm, err := hub.Watch(context.Background(), "2", json.RawMessage(`2`), model.Filter{}); err != nil {
 		t.Fatal(err)
+	} else {
+		arm()
 	}
 }
 
-// An event committed right after a watch registers is held for armDelay
-// (so the ack goes out first), then delivered, not dropped.
-func TestHubHoldsNewWatcherBriefly(t *testing.T) {
+// A watcher gets nothing until it is armed (the backend arms it once the
+// watch ack is written); events committed meanwhile wait, then arrive.
+func TestHubHoldsWatcherUntilArmed(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
 	hub := New(s, nil, time.Hour, slog.New(slog.DiscardHandler)) // only nudges wake it
 	rec := &recorder{}
@@ -186,14 +194,16 @@ func TestHubHoldsNewWatcherBriefly(t *testing.T) {
 	done := make(chan struct{})
 	go func() { hub.Run(ctx, rec.notify); close(done) }()
 	defer func() { cancel(); <-done }()
-	start := time.Now()
-	if err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{}); err != nil {
+	arm, err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	create(t, s, model.Ready)
 	hub.Nudge()
-	rec.waitFor(t, 1)
-	if held := time.Since(start); held < armDelay {
-		t.Fatalf("first event sent %v after the watch registered, before armDelay %v", held, armDelay)
+	time.Sleep(100 * time.Millisecond)
+	if n := len(rec.snapshot()); n != 0 {
+		t.Fatalf("an unarmed watcher was sent %d event(s)", n)
 	}
+	arm()
+	rec.waitFor(t, 1)
 }
