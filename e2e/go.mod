@@ -9,9 +9,12 @@ require (
 
 require (
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex v0.0.0
+	github.com/coder/websocket v1.8.15
+	github.com/golang/snappy v1.0.0
 	github.com/gorilla/websocket v1.5.3
 	github.com/slack-go/slack v0.35.0
 	golang.org/x/text v0.14.0 // indirect
+	google.golang.org/protobuf v1.36.12
 )
 
 replace github.com/animus-plugins/animus-plugins/pkg/pluginkit => ../pkg/pluginkit
