@@ -21,11 +21,13 @@ func busyScenarios() []Scenario {
 	}
 }
 
-func needSlow(s *Session) (Outcome, bool) {
+// readySlow is ready for the scenarios that need harness/slow: a plugin
+// that does not opt in is skipped, saying why.
+func readySlow(ctx context.Context, s *Session) (*fakehost.Host, Outcome, bool) {
 	if !s.Advertises(HarnessSlow) || !s.Advertises("harness/slow") {
-		return skipf("the plugin does not opt in with %s", HarnessSlow), false
+		return nil, skipf("the plugin does not opt in with %s", HarnessSlow), false
 	}
-	return Outcome{}, true
+	return ready(ctx, s)
 }
 
 // startSlow sends harness/slow with the given id without waiting.
@@ -41,10 +43,7 @@ func startSlow(ctx context.Context, h *fakehost.Host, id string, ms int) <-chan 
 // scenarioPingWhileBusy: $/ping and health/check are answered at once while
 // a slow request runs.
 func scenarioPingWhileBusy(ctx context.Context, s *Session) Outcome {
-	if out, ok := needSlow(s); !ok {
-		return out
-	}
-	h, out, ok := ready(ctx, s)
+	h, out, ok := readySlow(ctx, s)
 	if !ok {
 		return out
 	}
@@ -67,10 +66,7 @@ func scenarioPingWhileBusy(ctx context.Context, s *Session) Outcome {
 
 // scenarioCancel: $/cancelRequest makes the request answer -32002 promptly.
 func scenarioCancel(ctx context.Context, s *Session) Outcome {
-	if out, ok := needSlow(s); !ok {
-		return out
-	}
-	h, out, ok := ready(ctx, s)
+	h, out, ok := readySlow(ctx, s)
 	if !ok {
 		return out
 	}
@@ -100,10 +96,7 @@ func scenarioCancel(ctx context.Context, s *Session) Outcome {
 // scenarioDrain: shutdown lets an in-flight request finish and answers
 // after it; the plugin then exits by itself.
 func scenarioDrain(ctx context.Context, s *Session) Outcome {
-	if out, ok := needSlow(s); !ok {
-		return out
-	}
-	h, out, ok := ready(ctx, s)
+	h, out, ok := readySlow(ctx, s)
 	if !ok {
 		return out
 	}

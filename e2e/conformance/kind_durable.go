@@ -51,15 +51,6 @@ type dProc struct {
 	h   *fakehost.Host
 }
 
-// durableProject makes a project directory; the caller removes it.
-func durableProject() (string, func(), error) {
-	dir, err := os.MkdirTemp("", "durable-conformance-*")
-	if err != nil {
-		return "", nil, err
-	}
-	return dir, func() { os.RemoveAll(dir) }, nil
-}
-
 // durableSpawn starts a process in dir with the agent runner's handshake
 // (project_binding to dir).
 func durableSpawn(ctx context.Context, s *Session, dir string) (dProc, *fakehost.InitializeResult, error) {
@@ -227,11 +218,10 @@ func sameJSON(a, b []byte) bool {
 // fresh project directory.
 func durableScenario(body func(p dProc, s *Session, dir string) error) func(context.Context, *Session) Outcome {
 	return func(ctx context.Context, s *Session) Outcome {
-		dir, cleanup, err := durableProject()
+		dir, err := s.TempDir()
 		if err != nil {
 			return failf("%v", err)
 		}
-		defer cleanup()
 		p, _, err := durableSpawn(ctx, s, dir)
 		if err != nil {
 			return failf("%v", err)
@@ -254,11 +244,10 @@ func (e skipError) Error() string { return string(e) }
 // advertised, and kind_capabilities.durable_store with crate 0.1.0 and a
 // DurableStoreCapabilities extra whose three fields are all present.
 func scenarioDurableCapabilities(ctx context.Context, s *Session) Outcome {
-	dir, cleanup, err := durableProject()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	_, res, err := durableSpawn(ctx, s, dir)
 	if err != nil {
 		return failf("%v", err)
@@ -294,11 +283,10 @@ func scenarioDurableCapabilities(ctx context.Context, s *Session) Outcome {
 // host, the health probe) or with a relative root succeeds, but every
 // durable method then answers -32305 and nothing is written to the cwd.
 func scenarioDurableUnbound(ctx context.Context, s *Session) Outcome {
-	dir, cleanup, err := durableProject()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	relative := json.RawMessage(`{"capabilities":{"cancellation":true,"progress":false,"streaming":false},"host_info":{"name":"animus-agent-runner","version":"0.1.0"},"init_extensions":{"project_binding":{"project_root":"relative/project","repo_scope":"x"}},"protocol_version":"1.1.0"}`)
 	for _, hs := range []fakehost.Handshake{{Preset: fakehost.PresetDaemon}, {RawParams: relative}} {
 		h, _, err := s.SpawnReady(ctx, hs, func(c *fakehost.Config) { c.Dir = dir })
@@ -326,11 +314,10 @@ func scenarioDurableUnbound(ctx context.Context, s *Session) Outcome {
 // scenarioDurableEpochs: epochs rise with every begin_workflow_run (a repeat
 // too), are shared by processes on one project, and survive SIGKILL.
 func scenarioDurableEpochs(ctx context.Context, s *Session) Outcome {
-	dir, cleanup, err := durableProject()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	a, _, err := durableSpawn(ctx, s, dir)
 	if err != nil {
 		return failf("%v", err)

@@ -146,11 +146,10 @@ func durableRecover(p dProc, s *Session, dir string) error {
 // project (here <root>/.animus is a regular file) the methods answer -32304
 // and the process keeps serving. A plugin that keeps no state there skips.
 func scenarioDurableBackendDown(ctx context.Context, s *Session) Outcome {
-	dir, cleanup, err := durableProject()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	if err := os.WriteFile(filepath.Join(dir, ".animus"), []byte("not a directory\n"), 0o600); err != nil {
 		return failf("%v", err)
 	}
@@ -181,11 +180,10 @@ func scenarioDurableBackendDown(ctx context.Context, s *Session) Outcome {
 // process serves the commit, still honours the live reservation, accepts
 // the dead process's step_id for it, and recover_in_flight empties.
 func scenarioDurableRestart(ctx context.Context, s *Session) Outcome {
-	dir, cleanup, err := durableProject()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	a, _, err := durableSpawn(ctx, s, dir)
 	if err != nil {
 		return failf("%v", err)
@@ -236,11 +234,10 @@ func scenarioDurableRestart(ctx context.Context, s *Session) Outcome {
 // the winner's step.
 func scenarioDurableConcurrent(ctx context.Context, s *Session) Outcome {
 	const procs, keys = 3, 30
-	dir, cleanup, err := durableProject()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	var ps []dProc
 	for range procs {
 		p, _, err := durableSpawn(ctx, s, dir)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"time"
@@ -32,21 +31,15 @@ const logSourceName = "log-storage-conformance"
 
 // logSpawn is testkitSpawn plus what only this suite does: cwd is a temp
 // dir the scenario owns and ANIMUS_LOG_FILE_PATH=<dir>/events.jsonl.
-func logSpawn(ctx context.Context, s *Session) (*fakehost.Host, *fakehost.InitializeResult, func(), error) {
-	dir, err := os.MkdirTemp("", "conformance-log-storage-*")
+func logSpawn(ctx context.Context, s *Session) (*fakehost.Host, *fakehost.InitializeResult, error) {
+	dir, err := s.TempDir()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	cleanup := func() { os.RemoveAll(dir) }
-	h, res, err := testkitSpawn(ctx, s, func(c *fakehost.Config) {
+	return testkitSpawn(ctx, s, func(c *fakehost.Config) {
 		c.Dir = dir
 		c.Extra = map[string]string{"ANIMUS_LOG_FILE_PATH": filepath.Join(dir, "events.jsonl")}
 	})
-	if err != nil {
-		cleanup()
-		return nil, nil, nil, err
-	}
-	return h, res, cleanup, nil
 }
 
 // logEntry is the wire LogEntry in the upstream struct's field order.
@@ -120,11 +113,10 @@ func decodeLogEntry(set *schemacheck.Set, raw json.RawMessage) (logEntry, error)
 // supports_query and supports_tail equal whether log_storage/query and
 // log_storage/tail are in this process's initialize capabilities.methods.
 func scenarioLogSchemaHealth(ctx context.Context, s *Session) Outcome {
-	h, res, cleanup, err := logSpawn(ctx, s)
+	h, res, err := logSpawn(ctx, s)
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	raw, err := testkitCall(ctx, h, shortCallBudget, "log_storage/schema", json.RawMessage(`{}`))
 	if err != nil {
 		return failf("log_storage/schema: %v", err)
@@ -160,11 +152,10 @@ func scenarioLogSchemaHealth(ctx context.Context, s *Session) Outcome {
 // LogQueryResult with every entry a valid LogEntry and contains the stored
 // id. It runs whatever the plugin advertises: a write-only sink fails it.
 func scenarioStoreQuery(ctx context.Context, s *Session) Outcome {
-	h, _, cleanup, err := logSpawn(ctx, s)
+	h, _, err := logSpawn(ctx, s)
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	entry := testkitEntry("store-query", "store/query conformance event")
 	if _, err := testkitCall(ctx, h, shortCallBudget, "log_storage/store", map[string]any{"entries": []logEntry{entry}}); err != nil {
 		return failf("log_storage/store: %v", err)
@@ -205,11 +196,10 @@ const tailRequestID = "3"
 // error fails; events before the ack overwrite each other. PASS iff the
 // counted entry has the stored id.
 func scenarioTailReplay(ctx context.Context, s *Session) Outcome {
-	h, res, cleanup, err := logSpawn(ctx, s)
+	h, res, err := logSpawn(ctx, s)
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	if !contains(res.Capabilities.Methods, "log_storage/tail") {
 		return skipf("plugin does not advertise log_storage/tail")
 	}

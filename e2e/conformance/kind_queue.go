@@ -180,11 +180,10 @@ func QueueSuite() []Scenario {
 // "queue", every 0.3.2 method, and kind_capabilities.queue with crate
 // 0.3.2, strict FIFO (priority_weighted false) and a max_lease_batch.
 func scenarioQueueHandshake(ctx context.Context, s *Session) Outcome {
-	p, cleanup, err := newQueueProject(s)
+	p, err := newQueueProject(s)
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	_, res, err := s.SpawnReady(ctx, fakehost.Handshake{Preset: fakehost.PresetQueueClient}, func(c *fakehost.Config) { c.Dir = p.dir })
 	if err != nil {
 		return failf("%v", err)
@@ -220,11 +219,10 @@ func scenarioQueueHandshake(ctx context.Context, s *Session) Outcome {
 // generic health handshake) succeeds and creates nothing; every queue
 // method then answers -32207.
 func scenarioQueueUnbound(ctx context.Context, s *Session) Outcome {
-	dir, err := os.MkdirTemp("", "conformance-queue-unbound-*")
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer os.RemoveAll(dir)
 	h, _, err := s.SpawnReady(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon}, func(c *fakehost.Config) { c.Dir = dir })
 	if err != nil {
 		return failf("initialize without project_binding must succeed: %v", err)
@@ -262,11 +260,10 @@ func scenarioQueueSubjects(ctx context.Context, s *Session) Outcome {
 			`{"id":"ENG-7","kind":"linear.issue","labels":["bug"],"metadata":{"team":"core"},"title":"Fix"}`, "linear.issue::ENG-7", ""},
 		{`{"kind":"task","id":"X"}`, `{"id":"X","kind":"task"}`, "task::X", ""},
 	}
-	p, cleanup, err := newQueueProject(s)
+	p, err := newQueueProject(s)
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	for _, c := range cases {
 		resp, err := p.call(ctx, "queue/enqueue", queueDispatch(c.in, ""))
 		if err != nil {
@@ -311,11 +308,10 @@ func scenarioQueueDispatch(ctx context.Context, s *Session) Outcome {
 	const sent = `{"input":{"b":{"c":"d"},"a":[1,2,{"x":null}]},"priority":"high","requested_at":"2026-06-14T14:00:00.5+02:00",` +
 		`"subject":{"Task":{"id":"TASK-9"}},"trigger_source":"trigger:slack","unknown_field":true,` +
 		`"vars":{"task_generation":"3","branch":"feat/x","git_ref":"refs/heads/feat/x","pull_request":"42","empty":""},"workflow_ref":"quick-fix"}`
-	p, cleanup, err := newQueueProject(s)
+	p, err := newQueueProject(s)
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	resp, err := p.call(ctx, "queue/enqueue", `{"subject_dispatch":`+sent+`}`)
 	if err != nil {
 		return failf("%v", err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"regexp"
 	"sort"
@@ -316,12 +315,12 @@ type queueProject struct {
 	dir string
 }
 
-func newQueueProject(s *Session) (*queueProject, func(), error) {
-	dir, err := os.MkdirTemp("", "conformance-queue-*")
+func newQueueProject(s *Session) (*queueProject, error) {
+	dir, err := s.TempDir()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return &queueProject{s: s, dir: dir}, func() { os.RemoveAll(dir) }, nil
+	return &queueProject{s: s, dir: dir}, nil
 }
 
 // call is one daemon queue call: a fresh process in the project root, the
@@ -402,11 +401,10 @@ func genericSubject(v any) any {
 // queueSteps runs steps one process each in a fresh project.
 func queueSteps(steps ...qstep) func(context.Context, *Session) Outcome {
 	return func(ctx context.Context, s *Session) Outcome {
-		p, cleanup, err := newQueueProject(s)
+		p, err := newQueueProject(s)
 		if err != nil {
 			return failf("%v", err)
 		}
-		defer cleanup()
 		names := map[string]string{}
 		for i, st := range steps {
 			if err := runStep(ctx, p, st, names); err != nil {

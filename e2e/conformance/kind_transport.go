@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -34,17 +33,17 @@ func transportScenarios() []Scenario {
 // startParams is the testkit's TransportConfig: a control socket path in a
 // fresh temp dir that does not exist (the transport must not dial it during
 // start), that dir as project_root, and bind_addr 127.0.0.1:<port>.
-// cleanup removes the dir.
-func startParams(bindAddr string) (params map[string]string, cleanup func(), err error) {
-	dir, err := os.MkdirTemp("", "conformance-transport-*")
+// The session removes the dir.
+func startParams(s *Session, bindAddr string) (params map[string]string, err error) {
+	dir, err := s.TempDir()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	return map[string]string{
 		"control_socket_path": filepath.Join(dir, "control.sock"),
 		"project_root":        dir,
 		"bind_addr":           bindAddr,
-	}, func() { os.RemoveAll(dir) }, nil
+	}, nil
 }
 
 func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
@@ -62,11 +61,10 @@ func scenarioStartShutdown(ctx context.Context, s *Session) Outcome {
 	if err != nil {
 		return failf("%v", err)
 	}
-	params, cleanup, err := startParams(loopback(port))
+	params, err := startParams(s, loopback(port))
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	if _, err := testkitCall(ctx, h, transportStartTTL, "transport/start", params); err != nil {
 		return failf("transport/start: %v", err)
 	}
@@ -97,11 +95,10 @@ func scenarioServeAndAccept(ctx context.Context, s *Session) Outcome {
 	if err != nil {
 		return failf("%v", err)
 	}
-	params, cleanup, err := startParams(loopback(port))
+	params, err := startParams(s, loopback(port))
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	h, _, err := testkitSpawn(ctx, s)
 	if err != nil {
 		return failf("%v", err)
@@ -127,21 +124,20 @@ type transportInfo struct {
 
 // startDaemonStyle spawns with the daemon's handshake (transports are hosted
 // by the generic PluginHost, §2.2) and sends transport/start for bindAddr.
-func startDaemonStyle(ctx context.Context, s *Session, bindAddr string) (*fakehost.Host, *fakehost.Response, func(), Outcome, bool) {
+func startDaemonStyle(ctx context.Context, s *Session, bindAddr string) (*fakehost.Host, *fakehost.Response, Outcome, bool) {
 	h, out, ok := ready(ctx, s)
 	if !ok {
-		return nil, nil, nil, out, false
+		return nil, nil, out, false
 	}
-	params, cleanup, err := startParams(bindAddr)
+	params, err := startParams(s, bindAddr)
 	if err != nil {
-		return nil, nil, nil, failf("%v", err), false
+		return nil, nil, failf("%v", err), false
 	}
 	resp, err := call(ctx, h, transportStartTTL, "transport/start", params)
 	if err != nil {
-		cleanup()
-		return nil, nil, nil, failf("%v", err), false
+		return nil, nil, failf("%v", err), false
 	}
-	return h, resp, cleanup, Outcome{}, true
+	return h, resp, Outcome{}, true
 }
 
 // scenarioBoundAddr (transport-http.md §2.1 TransportInfo, §7 item 1):
@@ -149,11 +145,10 @@ func startDaemonStyle(ctx context.Context, s *Session, bindAddr string) (*fakeho
 // has the real port (not 0) and accepts TCP, and whose started_at is
 // RFC 3339.
 func scenarioBoundAddr(ctx context.Context, s *Session) Outcome {
-	h, resp, cleanup, out, ok := startDaemonStyle(ctx, s, "127.0.0.1:0")
+	h, resp, out, ok := startDaemonStyle(ctx, s, "127.0.0.1:0")
 	if !ok {
 		return out
 	}
-	defer cleanup()
 	var info transportInfo
 	if err := wantResult(resp, &info); err != nil {
 		return failf("%v", err)
@@ -189,11 +184,10 @@ func scenarioAddressInUse(ctx context.Context, s *Session) Outcome {
 		return failf("cannot hold a port to test with: %v", err)
 	}
 	defer ln.Close()
-	_, resp, cleanup, out, ok := startDaemonStyle(ctx, s, ln.Addr().String())
+	_, resp, out, ok := startDaemonStyle(ctx, s, ln.Addr().String())
 	if !ok {
 		return out
 	}
-	defer cleanup()
 	if err := wantError(resp, -32603, "address_in_use"); err != nil {
 		return failf("transport/start on %s, which is in use: %v", ln.Addr(), err)
 	}
@@ -210,11 +204,10 @@ func scenarioShutdownReleasesPort(ctx context.Context, s *Session) Outcome {
 	if err != nil {
 		return failf("%v", err)
 	}
-	h, resp, cleanup, out, ok := startDaemonStyle(ctx, s, loopback(port))
+	h, resp, out, ok := startDaemonStyle(ctx, s, loopback(port))
 	if !ok {
 		return out
 	}
-	defer cleanup()
 	if err := wantResult(resp, nil); err != nil {
 		return failf("%v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -32,15 +31,6 @@ func TransportHTTPSuite() []Scenario {
 		{"transport", "transport-ladder-while-serving", scenarioTransportLadder},
 		{"transport", "health-probe-cycle", scenarioHealthProbeCycle},
 	}
-}
-
-// thDir is a short temp dir (Unix socket paths are limited to 107 bytes).
-func thDir() (string, func(), error) {
-	dir, err := os.MkdirTemp("", "ct-")
-	if err != nil {
-		return "", nil, err
-	}
-	return dir, func() { os.RemoveAll(dir) }, nil
 }
 
 func thParams(dir, bind string) map[string]string {
@@ -82,11 +72,10 @@ func scenarioStartDoesNotDial(ctx context.Context, s *Session) Outcome {
 	if !ok {
 		return out
 	}
-	dir, cleanup, err := thDir()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	ln, err := net.Listen("unix", filepath.Join(dir, "control.sock"))
 	if err != nil {
 		return failf("%v", err)
@@ -118,11 +107,10 @@ func scenarioSecondStart(ctx context.Context, s *Session) Outcome {
 	if !ok {
 		return out
 	}
-	dir, cleanup, err := thDir()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	addr, err := thStart(ctx, h, dir)
 	if err != nil {
 		return failf("%v", err)
@@ -186,11 +174,10 @@ func scenarioTransportHealth(ctx context.Context, s *Session) Outcome {
 	if st, err := thHealth(ctx, h); err != nil || st != "degraded" {
 		return failf("health before start: %q %v, want degraded", st, err)
 	}
-	dir, cleanup, err := thDir()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	if _, err := thStart(ctx, h, dir); err != nil {
 		return failf("%v", err)
 	}
@@ -208,11 +195,10 @@ func scenarioBadBindAddr(ctx context.Context, s *Session) Outcome {
 	if !ok {
 		return out
 	}
-	dir, cleanup, err := thDir()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	for _, bind := range []string{"not an address", "127.0.0.1:99999"} {
 		resp, err := call(ctx, h, transportStartTTL, "transport/start", thParams(dir, bind))
 		if err != nil {
@@ -237,11 +223,10 @@ func scenarioServingStop(what string, stop func(*fakehost.Host) error) func(cont
 		if !ok {
 			return out
 		}
-		dir, cleanup, err := thDir()
+		dir, err := s.TempDir()
 		if err != nil {
 			return failf("%v", err)
 		}
-		defer cleanup()
 		addr, err := thStart(ctx, h, dir)
 		if err != nil {
 			return failf("%v", err)
@@ -277,11 +262,10 @@ func scenarioTransportLadder(ctx context.Context, s *Session) Outcome {
 	if !ok {
 		return out
 	}
-	dir, cleanup, err := thDir()
+	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	defer cleanup()
 	addr, err := thStart(ctx, h, dir)
 	if err != nil {
 		return failf("%v", err)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,7 +17,23 @@ import (
 type Session struct {
 	*Target
 	hosts   []*fakehost.Host
+	dirs    []string
 	allowed []string
+}
+
+// TempDir makes a directory (symlinks resolved, as the daemon canonicalises
+// project roots) that is removed when the scenario ends, after its
+// processes are gone.
+func (s *Session) TempDir() (string, error) {
+	dir, err := os.MkdirTemp("", "conformance-*")
+	if err != nil {
+		return "", err
+	}
+	s.dirs = append(s.dirs, dir)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	return dir, nil
 }
 
 // Spawn starts a fresh process the way the daemon does (scrubbed
@@ -122,6 +140,9 @@ func (s *Session) evidence() (wire, stderr string) {
 func (s *Session) close() {
 	for _, h := range s.hosts {
 		h.Close()
+	}
+	for _, d := range s.dirs {
+		os.RemoveAll(d)
 	}
 }
 

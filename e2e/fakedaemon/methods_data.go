@@ -46,6 +46,21 @@ func idParam(params json.RawMessage) (string, *controlError) {
 	return *p.ID, nil
 }
 
+// idReasonParams decodes {id, reason?} (workflow/cancel, queue/hold, …).
+func idReasonParams(params json.RawMessage) (id string, reason *string, e *controlError) {
+	var p struct {
+		ID     *string `json:"id"`
+		Reason *string `json:"reason"`
+	}
+	if e := decode(params, &p); e != nil {
+		return "", nil, e
+	}
+	if e := require("id", p.ID); e != nil {
+		return "", nil, e
+	}
+	return *p.ID, p.Reason, nil
+}
+
 func workflowGet(d *Daemon, params json.RawMessage) (any, *controlError) {
 	id, e := idParam(params)
 	if e != nil {
@@ -134,28 +149,22 @@ func workflowTransition(to string) handler {
 }
 
 func workflowCancel(d *Daemon, params json.RawMessage) (any, *controlError) {
-	var p struct {
-		ID     *string `json:"id"`
-		Reason *string `json:"reason"`
-	}
-	if e := decode(params, &p); e != nil {
-		return nil, e
-	}
-	if e := require("id", p.ID); e != nil {
+	id, reason, e := idReasonParams(params)
+	if e != nil {
 		return nil, e
 	}
 	d.state.mu.Lock()
 	defer d.state.mu.Unlock()
-	w := d.state.workflows[*p.ID]
+	w := d.state.workflows[id]
 	if w == nil {
-		return nil, errf("not_found", "%s", *p.ID)
+		return nil, errf("not_found", "%s", id)
 	}
 	if finished(w.Status) {
-		return nil, errf("conflict", "workflow %s already %s", *p.ID, w.Status)
+		return nil, errf("conflict", "workflow %s already %s", id, w.Status)
 	}
 	w.Status, w.FinishedAt = "cancelled", stamp(time.Now())
-	if p.Reason != nil {
-		d.state.reasons[*p.ID] = *p.Reason
+	if reason != nil {
+		d.state.reasons[id] = *reason
 	}
 	return struct{}{}, nil
 }
@@ -206,20 +215,14 @@ func queueEnqueue(d *Daemon, params json.RawMessage) (any, *controlError) {
 
 func queueMutate(op string) handler {
 	return func(d *Daemon, params json.RawMessage) (any, *controlError) {
-		var p struct {
-			ID     *string `json:"id"`
-			Reason *string `json:"reason"`
-		}
-		if e := decode(params, &p); e != nil {
-			return nil, e
-		}
-		if e := require("id", p.ID); e != nil {
+		id, reason, e := idReasonParams(params)
+		if e != nil {
 			return nil, e
 		}
 		d.state.mu.Lock()
 		defer d.state.mu.Unlock()
 		for i, q := range d.state.queue {
-			if q.ID != *p.ID {
+			if q.ID != id {
 				continue
 			}
 			switch op {
@@ -227,8 +230,8 @@ func queueMutate(op string) handler {
 				d.state.queue = append(d.state.queue[:i], d.state.queue[i+1:]...)
 			case "hold":
 				q.Status, q.HoldReason = "held", ""
-				if p.Reason != nil {
-					q.HoldReason = *p.Reason
+				if reason != nil {
+					q.HoldReason = *reason
 				}
 			case "release":
 				if q.Status != "held" {
@@ -238,7 +241,7 @@ func queueMutate(op string) handler {
 			}
 			return struct{}{}, nil
 		}
-		return nil, errf("not_found", "queue entry %s", *p.ID)
+		return nil, errf("not_found", "queue entry %s", id)
 	}
 }
 

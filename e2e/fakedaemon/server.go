@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/waitcond"
 )
 
 // WorkflowEventsMode selects how workflow/events behaves (§1.3, §7 item 5).
@@ -59,7 +61,7 @@ type Daemon struct {
 	started time.Time
 
 	mu       sync.Mutex
-	changed  chan struct{}
+	changed  *waitcond.Cond // wakes waiters on every state change
 	conns    map[*session]bool
 	accepted int
 	requests []Request
@@ -76,8 +78,8 @@ type Daemon struct {
 
 // Start binds the socket (mode 0700, any stale file removed) and serves.
 func Start(o Options) (*Daemon, error) {
-	d := &Daemon{opts: o, path: o.Path, started: time.Now(), changed: make(chan struct{}),
-		conns: map[*session]bool{}, faults: map[string]fault{}}
+	d := &Daemon{opts: o, path: o.Path, started: time.Now(), conns: map[*session]bool{}, faults: map[string]fault{}}
+	d.changed = waitcond.New(&d.mu)
 	if d.path == "" {
 		dir, err := os.MkdirTemp("", "fakedaemon-*")
 		if err != nil {
@@ -178,28 +180,11 @@ func (d *Daemon) acceptLoop() {
 }
 
 // broadcast wakes every waiter.
-func (d *Daemon) broadcast() {
-	d.mu.Lock()
-	close(d.changed)
-	d.changed = make(chan struct{})
-	d.mu.Unlock()
-}
+func (d *Daemon) broadcast() { d.changed.Broadcast() }
 
 // waitFor blocks until cond (run with d.mu held) holds or ctx ends.
 func (d *Daemon) waitFor(ctx context.Context, cond func() bool) error {
-	for {
-		d.mu.Lock()
-		ok, ch := cond(), d.changed
-		d.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return d.changed.Wait(ctx, cond)
 }
 
 // session is one accepted connection.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/e2e/internal/waitcond"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 )
 
@@ -60,7 +61,7 @@ type Host struct {
 	stdinClosed bool       // guarded by wmu
 
 	mu             sync.Mutex
-	changed        chan struct{} // closed and replaced on every state change
+	changed        *waitcond.Cond // wakes waiters on every state change
 	nextID         int64
 	sent           map[string]string // compact request id → method
 	responses      map[string]*Response
@@ -102,13 +103,13 @@ func Start(ctx context.Context, cfg Config) (*Host, error) {
 	cfg.Binary = bin
 	h := &Host{
 		cfg:        cfg,
-		changed:    make(chan struct{}),
 		sent:       map[string]string{},
 		responses:  map[string]*Response{},
 		readerDone: make(chan struct{}),
 		stderrDone: make(chan struct{}),
 		exited:     make(chan struct{}),
 	}
+	h.changed = waitcond.New(&h.mu)
 	if h.dir = cfg.Dir; h.dir == "" {
 		if h.tmpDir, err = os.MkdirTemp("", "fakehost-project-*"); err != nil {
 			return nil, err
@@ -280,28 +281,11 @@ func (h *Host) drainStderr() {
 }
 
 // broadcast wakes every waiter; each re-checks its own condition.
-func (h *Host) broadcast() {
-	h.mu.Lock()
-	close(h.changed)
-	h.changed = make(chan struct{})
-	h.mu.Unlock()
-}
+func (h *Host) broadcast() { h.changed.Broadcast() }
 
 // waitFor blocks until cond (called with h.mu held) returns true, or ctx ends.
 func (h *Host) waitFor(ctx context.Context, cond func() bool) error {
-	for {
-		h.mu.Lock()
-		ok, ch := cond(), h.changed
-		h.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return h.changed.Wait(ctx, cond)
 }
 
 func (h *Host) setLost(err error) {

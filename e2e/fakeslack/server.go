@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/e2e/internal/waitcond"
 	"github.com/slack-go/slack/slacktest"
 )
 
@@ -56,7 +57,7 @@ type Server struct {
 	st   *slacktest.Server
 
 	mu        sync.Mutex
-	changed   chan struct{}
+	changed   *waitcond.Cond // wakes waiters on every state change
 	live      []*conn
 	opened    int // websocket connections accepted
 	opens     int // apps.connections.open calls
@@ -75,11 +76,11 @@ func Start(o Options) *Server {
 	o.defaults()
 	s := &Server{
 		opts:     o,
-		changed:  make(chan struct{}),
 		failures: map[string][]Failure{},
 		sent:     map[string]time.Time{},
 		acked:    map[string]time.Time{},
 	}
+	s.changed = waitcond.New(&s.mu)
 	// Custom binders run before slacktest registers its own handlers, and
 	// the first registration of a path wins.
 	s.st = slacktest.NewTestServer(func(c slacktest.Customize) {
@@ -178,10 +179,7 @@ func (s *Server) NextID() string {
 }
 
 // broadcast wakes every waiter; s.mu must be held.
-func (s *Server) broadcastLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Server) broadcastLocked() { s.changed.BroadcastLocked() }
 
 // waitFor blocks until cond (called with s.mu held) holds or ctx ends.
 func (s *Server) waitFor(ctx context.Context, what string, cond func() bool) error {
@@ -190,19 +188,10 @@ func (s *Server) waitFor(ctx context.Context, what string, cond func() bool) err
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 	}
-	for {
-		s.mu.Lock()
-		ok, ch := cond(), s.changed
-		s.mu.Unlock()
-		if ok {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("fakeslack: waiting for %s: %w", what, ctx.Err())
-		}
+	if err := s.changed.Wait(ctx, cond); err != nil {
+		return fmt.Errorf("fakeslack: waiting for %s: %w", what, err)
 	}
+	return nil
 }
 
 // ErrNoConnection is returned when an envelope has no live socket to go to.

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -247,4 +248,27 @@ func subjectID(id string) error {
 		return badInput("subject id %q must have the form <kind>:<id>", id)
 	}
 	return nil
+}
+
+// idAndOptionalString builds params {id, <field>?} from the {id} path
+// parameter and an optional string field of the JSON body; anything else
+// in the body is ignored, as the reference transport did (queue/hold's
+// reason, workflow/resume's feedback, workflow/cancel's reason). The body
+// decodes into a one-field struct tagged with the field's name, so a bad
+// value is reported exactly as for any other body field.
+func idAndOptionalString(field string) func(*http.Request) (any, error) {
+	body := reflect.StructOf([]reflect.StructField{{
+		Name: "Value", Type: reflect.TypeOf((*string)(nil)), Tag: reflect.StructTag(`json:"` + field + `"`),
+	}})
+	return func(r *http.Request) (any, error) {
+		id, err := pathParam(r, "id")
+		if err != nil {
+			return nil, err
+		}
+		b := reflect.New(body)
+		if err := decodeBody(r, b.Interface(), false); err != nil {
+			return nil, err
+		}
+		return params{"id": id}.set(field, b.Elem().Field(0).Interface().(*string)), nil
+	}
 }

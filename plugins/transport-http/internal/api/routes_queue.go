@@ -27,7 +27,7 @@ func (s *Server) queueRoutes() []route {
 		{method: http.MethodPost, path: "/api/v1/queue/reorder", rpc: "queue/reorder", body: requiredBody,
 			summary: "Move entries to the front, the back, or before/after an anchor", handler: s.unary("queue/reorder", buildReorder)},
 		{method: http.MethodPost, path: "/api/v1/queue/hold/{id}", rpc: "queue/hold", body: optionalBody,
-			summary: "Hold an entry, optionally with a reason", handler: s.unary("queue/hold", buildHold)},
+			summary: "Hold an entry, optionally with a reason", handler: s.unary("queue/hold", idAndOptionalString("reason"))},
 		{method: http.MethodPost, path: "/api/v1/queue/release/{id}", rpc: "queue/release", body: optionalBody,
 			summary: "Release a held entry (a body is accepted and ignored)", handler: s.unary("queue/release", byID)},
 		{method: http.MethodDelete, path: "/api/v1/queue/drop/{id}", rpc: "queue/drop", summary: "Drop an entry",
@@ -75,20 +75,4 @@ func buildReorder(r *http.Request) (any, error) {
 		return nil, badInput("position %s needs anchor_id", *b.Position)
 	}
 	return params{}.set("id", b.ID).set("subject_ids", b.SubjectIDs).set("anchor_id", b.AnchorID).set("position", b.Position), nil
-}
-
-// buildHold keeps a string reason and ignores anything else in the body, as
-// the reference transport did.
-func buildHold(r *http.Request) (any, error) {
-	id, err := pathParam(r, "id")
-	if err != nil {
-		return nil, err
-	}
-	var b struct {
-		Reason *string `json:"reason"`
-	}
-	if err := decodeBody(r, &b, false); err != nil {
-		return nil, err
-	}
-	return params{"id": id}.set("reason", b.Reason), nil
 }

@@ -35,9 +35,9 @@ func (s *Server) workflowRoutes() []route {
 		{method: http.MethodPost, path: "/api/v1/workflows/{id}/pause", rpc: "workflow/pause", summary: "Pause a run",
 			handler: s.unary("workflow/pause", byID)},
 		{method: http.MethodPost, path: "/api/v1/workflows/{id}/resume", rpc: "workflow/resume", body: optionalBody,
-			summary: "Resume a run, optionally with feedback", handler: s.unary("workflow/resume", buildResume)},
+			summary: "Resume a run, optionally with feedback", handler: s.unary("workflow/resume", idAndOptionalString("feedback"))},
 		{method: http.MethodPost, path: "/api/v1/workflows/{id}/cancel", rpc: "workflow/cancel", body: optionalBody,
-			summary: "Cancel a run, optionally with a reason", handler: s.unary("workflow/cancel", buildCancel)},
+			summary: "Cancel a run, optionally with a reason", handler: s.unary("workflow/cancel", idAndOptionalString("reason"))},
 		{method: http.MethodGet, path: "/api/v1/workflows/{id}/events", rpc: "workflow/events", stream: true,
 			summary: "SSE stream of one run's events (event workflow-event); ends with event end",
 			query:   []string{"kinds"}, handler: s.workflowEvents(true)},
@@ -111,34 +111,6 @@ func buildExecute(r *http.Request) (any, error) {
 	}
 	p := params{}.set("definition", b.Definition).set("params", b.Params).set("subject_id", b.SubjectID)
 	return p, withActor(r, p, b.Actor)
-}
-
-func buildResume(r *http.Request) (any, error) {
-	id, err := pathParam(r, "id")
-	if err != nil {
-		return nil, err
-	}
-	var b struct {
-		Feedback *string `json:"feedback"`
-	}
-	if err := decodeBody(r, &b, false); err != nil {
-		return nil, err
-	}
-	return params{"id": id}.set("feedback", b.Feedback), nil
-}
-
-func buildCancel(r *http.Request) (any, error) {
-	id, err := pathParam(r, "id")
-	if err != nil {
-		return nil, err
-	}
-	var b struct {
-		Reason *string `json:"reason"`
-	}
-	if err := decodeBody(r, &b, false); err != nil {
-		return nil, err
-	}
-	return params{"id": id}.set("reason", b.Reason), nil
 }
 
 // workflowEvents streams workflow/events {workflow_id?, kinds?}. The daemon
