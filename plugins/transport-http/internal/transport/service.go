@@ -202,6 +202,7 @@ type listener struct {
 	stopOnce sync.Once
 	drained  bool
 	done     chan struct{}
+	served   chan struct{} // closed once Serve has returned
 }
 
 func newListener(ln net.Listener, st *settings, log *slog.Logger) *listener {
@@ -213,6 +214,7 @@ func newListener(ln net.Listener, st *settings, log *slog.Logger) *listener {
 		pool:      control.NewPool(st.socket, st.poolSize),
 		fresh:     map[net.Conn]struct{}{},
 		done:      make(chan struct{}),
+		served:    make(chan struct{}),
 	}
 	opts := st.api
 	opts.Pool = l.pool
@@ -230,6 +232,7 @@ func newListener(ln net.Listener, st *settings, log *slog.Logger) *listener {
 		ConnState:         l.track,
 	}
 	go func() {
+		defer close(l.served)
 		err := l.srv.Serve(ln)
 		if !errors.Is(err, http.ErrServerClosed) {
 			l.mu.Lock()
@@ -287,6 +290,15 @@ func (l *listener) stop(grace time.Duration) bool {
 		if err != nil {
 			l.srv.Close()
 		}
+		// http.Server.Shutdown closes only the listeners Serve has
+		// registered. A shutdown that arrives before the Serve goroutine
+		// got that far would leave the socket open until that goroutine
+		// runs, after the reply. So close it here too, and wait for Serve
+		// to return: a Close that races another Close returns before the
+		// descriptor is gone, and Serve's own deferred Close is the one
+		// that may be in flight.
+		_ = l.ln.Close()
+		<-l.served
 		l.pool.Close()
 		l.drained = err == nil
 	})

@@ -166,3 +166,22 @@ func TestSecondStartAndIdempotentShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A shutdown that lands before the Serve goroutine has registered the
+// listener with http.Server (a start→shutdown pair a few hundred
+// microseconds apart, as CI once produced) must still free the port before
+// it answers: http.Server.Shutdown only closes listeners it already knows.
+func TestShutdownRightAfterStartFreesPort(t *testing.T) {
+	s := New(env(nil))
+	for i := 0; i < 200; i++ {
+		addr := start(t, s, "")
+		if _, err := s.Shutdown(context.Background(), struct{}{}); err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("round %d: %s still held after shutdown answered: %v", i, addr, err)
+		}
+		ln.Close()
+	}
+}
