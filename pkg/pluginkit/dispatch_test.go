@@ -265,3 +265,37 @@ func TestAfterReplyRunsAfterTheResponse(t *testing.T) {
 		t.Fatal("AfterReply outside a handler reported true")
 	}
 }
+
+// Stream: the ack comes first, $/cancelRequest after the ack stops the
+// stream (and only it), and a request that fails still lets its stream
+// release what it holds, without sending anything.
+func TestStreamCancelledByCancelRequestAfterAck(t *testing.T) {
+	h := startHost(t, testPlugin())
+	h.initialize()
+	id := h.sendRequest("test/tail", map[string]any{"message": "ok"})
+	first := h.next(time.Second)
+	if got, _ := first["id"].(float64); int(got) != id {
+		t.Fatalf("first frame %v, want the ack of %d", first, id)
+	}
+	if n := h.next(time.Second); n["method"] != "test/tick" {
+		t.Fatalf("after the ack came %v, want test/tick", n)
+	}
+	h.notify("$/cancelRequest", map[string]any{"id": id})
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		n := h.next(time.Until(deadline))
+		if n["method"] == "test/stopped" {
+			break
+		}
+		if n["method"] != "test/tick" {
+			t.Fatalf("while stopping came %v", n)
+		}
+	}
+	h.expectSilence(50 * time.Millisecond) // no tick after test/stopped, no response to the cancel
+
+	errCode(t, h.call("test/tail", map[string]any{"message": "fail"}))
+	h.expectSilence(30 * time.Millisecond)
+	if r := h.call("test/released", nil); r["result"] != float64(1) {
+		t.Fatalf("a failed request's stream released %v times, want 1", r["result"])
+	}
+}

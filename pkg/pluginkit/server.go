@@ -32,7 +32,8 @@ type server struct {
 
 	mu       sync.Mutex
 	state    state
-	calls    map[string]*call // in-flight requests by id
+	calls    map[string]*call                // in-flight requests by id
+	streams  map[string]map[*stream]struct{} // Stream work of answered requests, by id
 	hostCaps HostCapabilities
 
 	work     *workQueue
@@ -57,7 +58,8 @@ type call struct {
 	mu        sync.Mutex
 	cancelled bool // by $/cancelRequest
 	answered  bool
-	after     []func() // AfterReply hooks, run once a success is written
+	after     []func()                // AfterReply hooks, run once a success is written
+	streams   []func(context.Context) // Stream work, started once answered
 }
 
 // Serve speaks the protocol on in/out until the host sends exit, closes
@@ -111,6 +113,7 @@ func newServer(p *Plugin, out io.Writer) *server {
 		redact:  p.redact,
 		started: time.Now(),
 		calls:   map[string]*call{},
+		streams: map[string]map[*stream]struct{}{},
 		work:    newWorkQueue(workers),
 		exit:    make(chan struct{}),
 	}
@@ -299,8 +302,8 @@ func (s *server) answer(c *call, result any, err error) {
 		return
 	}
 	c.answered = true
-	cancelled, after := c.cancelled, c.after
-	c.after = nil
+	cancelled, after, streams := c.cancelled, c.after, c.streams
+	c.after, c.streams = nil, nil
 	c.mu.Unlock()
 
 	s.mu.Lock()
@@ -310,13 +313,16 @@ func (s *server) answer(c *call, result any, err error) {
 	switch {
 	case cancelled:
 		s.fail(c.id, Errorf(CategoryCancelled, "request cancelled"))
+		s.startStreams(c.id, streams, false)
 	case err != nil:
 		s.failCall(c.method, c.id, err)
+		s.startStreams(c.id, streams, false)
 	default:
 		s.reply(c.id, result)
 		for _, fn := range after {
 			fn()
 		}
+		s.startStreams(c.id, streams, true)
 	}
 }
 
@@ -335,7 +341,11 @@ func (s *server) cancelRequest(params []byte) {
 	c := s.calls[string(p.ID)]
 	s.mu.Unlock()
 	if c == nil {
-		return // already answered, or never seen
+		// Already answered: what is left to cancel is its stream, if any.
+		if !s.cancelStreams(p.ID) {
+			s.log.Debug("ignored $/cancelRequest for an id with nothing in flight", "id", string(p.ID))
+		}
+		return
 	}
 	c.mu.Lock()
 	if !c.answered {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +58,36 @@ func testPlugin() Plugin {
 			return nil, InvalidParams("refused")
 		}
 		return map[string]bool{"queued": queued}, nil
+	})
+	// test/tail streams test/tick every 5 ms until its context ends, then
+	// says test/stopped; "fail" fails the request after opening the stream.
+	var released atomic.Int64
+	Handle(mux, "test/tail", func(ctx context.Context, p echoParams) (map[string]bool, error) {
+		peer, id := PeerFrom(ctx), RequestID(ctx)
+		Stream(ctx, func(ctx context.Context) {
+			if ctx.Err() != nil && p.Message == "fail" {
+				released.Add(1) // never acked: release only, send nothing
+				return
+			}
+			tick := time.NewTicker(5 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					_ = peer.Notify("test/stopped", map[string]any{"id": id})
+					return
+				case <-tick.C:
+					_ = peer.Notify("test/tick", map[string]any{"id": id})
+				}
+			}
+		})
+		if p.Message == "fail" {
+			return nil, InvalidParams("refused")
+		}
+		return map[string]bool{"tailing": true}, nil
+	})
+	Handle(mux, "test/released", func(ctx context.Context, _ struct{}) (int64, error) {
+		return released.Load(), nil
 	})
 	Handle(mux, "test/fail", func(ctx context.Context, p echoParams) (any, error) {
 		return nil, fmt.Errorf("wrapped: %w", NotFound("subject %s", p.Message))
