@@ -8,6 +8,11 @@ require (
 )
 
 require (
+	github.com/BurntSushi/toml v1.6.0
+	gopkg.in/yaml.v3 v3.0.1
+)
+
+require (
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex v0.0.0
 	github.com/coder/websocket v1.8.15
 	github.com/golang/snappy v1.0.0

@@ -33,6 +33,8 @@
 // dropped. Like Loki, a push is not transactional: valid entries are kept,
 // and if any entry was rejected the answer is 400 with one message per
 // rejection (at most 10) and "user '<tenant>', total ignored: N out of M".
+// With DisallowStructuredMetadata an entry carrying structured metadata
+// is rejected (allow_structured_metadata: false).
 // Without a service_name label, one is added as Loki 3 does (from
 // service, app, application, name, …, job, else "unknown_service");
 // DisableServiceNameDiscovery turns that off.
@@ -85,7 +87,9 @@
 // after delay_for. Frames are {"streams":[…],"dropped_entries":null} with
 // labels merged as above. A tail that falls 64 pushes behind loses the
 // overflow and reports it in dropped_entries. There is no
-// tail_max_duration and no cap on concurrent tails; Close ends all tails.
+// tail_max_duration and no cap on concurrent tails; Close ends all tails,
+// and CloseTails ends them while the server keeps running (as the querier
+// does after tail_max_duration), so clients can reconnect.
 //
 // # Tenancy, auth and faults
 //
@@ -95,7 +99,8 @@
 // supported. Basic or bearer auth (a gateway's job, not Loki's) is checked
 // when configured. Each request first waits SetLatency, then checks auth,
 // then may fail with FailNext's status (429 carries Loki's rate-limit text
-// and Retry-After). Pushes, Requests and Entries count traffic.
+// and Retry-After). SetIngestionLag hides newly accepted entries from
+// query_range for a while, as a lagging ingestion path would. Pushes, Requests and Entries count traffic.
 //
 // # Not implemented
 //

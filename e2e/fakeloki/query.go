@@ -125,12 +125,13 @@ func parseTime(v string) (time.Time, error) {
 // timestamp (ties by arrival).
 func (s *Server) evaluate(tenantID string, p rangeParams) []result {
 	var out []result
+	now := time.Now()
 	for _, st := range s.store.snapshot(tenantID) {
 		if !p.q.matchesSelector(st.labels) {
 			continue
 		}
 		for _, e := range st.entries {
-			if e.TS.Before(p.start) || !e.TS.Before(p.end) {
+			if e.TS.Before(p.start) || !e.TS.Before(p.end) || e.visible.After(now) {
 				continue
 			}
 			if r, ok := p.q.run(st.labels, e); ok {

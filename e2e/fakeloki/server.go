@@ -18,6 +18,10 @@ import (
 // Options configure the fake. Zero values take Loki's defaults; a negative
 // duration disables that check.
 type Options struct {
+	// Addr is the listen address (default "127.0.0.1:0", a free port).
+	// The fakeloki command sets it so operators can point LOKI_URL at a
+	// fixed port such as 127.0.0.1:3100.
+	Addr string
 	// RequireTenant answers 401 "no org id" when X-Scope-OrgID is missing
 	// (Loki with auth_enabled: true). Otherwise the tenant is "fake".
 	RequireTenant bool
@@ -47,6 +51,10 @@ type Options struct {
 	// DisableServiceNameDiscovery turns off Loki 3's service_name label
 	// (taken from service/app/job/… or "unknown_service").
 	DisableServiceNameDiscovery bool
+	// DisallowStructuredMetadata rejects entries that carry structured
+	// metadata, as with allow_structured_metadata: false (or a schema
+	// older than v13).
+	DisallowStructuredMetadata bool
 
 	MaxEntriesLimitPerQuery int           // default 5000
 	MaxQueryLength          time.Duration // max_query_length, default 721h
@@ -95,9 +103,12 @@ type Server struct {
 	failN      int
 	failStatus int
 	latency    time.Duration
+	lag        time.Duration
+	tails      map[*context.CancelFunc]struct{} // open tails, for CloseTails
 }
 
-// Start starts a fake Loki on 127.0.0.1.
+// Start starts a fake Loki on Options.Addr (default a free port on
+// 127.0.0.1).
 func Start(o Options) (*Server, error) {
 	o.defaults()
 	s := &Server{opts: o, store: newStore()}
@@ -109,7 +120,11 @@ func Start(o Options) (*Server, error) {
 	mux.HandleFunc("POST /loki/api/v1/query_range", s.handleQueryRange)
 	mux.HandleFunc("GET /loki/api/v1/labels", s.handleLabels)
 	mux.HandleFunc("GET /loki/api/v1/tail", s.handleTail)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := o.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		s.cancel()
 		return nil, fmt.Errorf("fakeloki: listen: %w", err)
@@ -155,6 +170,15 @@ func (s *Server) SetLatency(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.latency = d
+}
+
+// SetIngestionLag hides entries pushed from now on from query_range for d
+// after they were accepted (0 turns it off), as a real Loki's ingestion
+// path may lag a push. Tails still see them as they arrive.
+func (s *Server) SetIngestionLag(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lag = d
 }
 
 // Pushes counts push requests that reached the push handler (after auth

@@ -20,6 +20,9 @@ type Entry struct {
 	SM map[string]string
 	// seq orders entries that share a timestamp by arrival.
 	seq uint64
+	// visible is when query_range starts returning the entry (arrival
+	// plus the ingestion lag set with SetIngestionLag).
+	visible time.Time
 }
 
 // stream is one label set of one tenant.
@@ -127,6 +130,9 @@ func (s *Server) append(tenantID string, ls map[string]string, entries []Entry) 
 	}
 	key := labelsKey(ls)
 	now := s.opts.Now()
+	s.mu.Lock()
+	lag := s.lag
+	s.mu.Unlock()
 	st := s.store
 	st.mu.Lock()
 	t := st.tenants[tenantID]
@@ -150,6 +156,7 @@ func (s *Server) append(tenantID string, ls map[string]string, entries []Entry) 
 		}
 		st.seq++
 		e.seq = st.seq
+		e.visible = time.Now().Add(lag)
 		str.insert(e)
 		t.count++
 		fresh = append(fresh, pushedEntry{st: str, e: e})
@@ -173,6 +180,9 @@ func (s *Server) checkEntry(str *stream, key string, e Entry, now time.Time) str
 	o := s.opts
 	if o.MaxLineSize > 0 && len(e.Line) > o.MaxLineSize {
 		return fmt.Sprintf("max entry size '%d' bytes exceeded for stream '%s' while adding an entry with length '%d' bytes", o.MaxLineSize, key, len(e.Line))
+	}
+	if o.DisallowStructuredMetadata && len(e.SM) > 0 {
+		return fmt.Sprintf("stream '%s' includes structured metadata, but this feature is disallowed. Please see `limits_config.allow_structured_metadata` or contact your Loki administrator to enable it.", key)
 	}
 	if o.RejectOldSamplesMaxAge > 0 && e.TS.Before(now.Add(-o.RejectOldSamplesMaxAge)) {
 		return fmt.Sprintf("entry for stream '%s' has timestamp too old: %s, oldest acceptable timestamp is: %s", key, e.TS.UTC().Format(time.RFC3339), now.Add(-o.RejectOldSamplesMaxAge).UTC().Format(time.RFC3339))

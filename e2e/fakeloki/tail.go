@@ -91,9 +91,14 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 	defer func() { _ = c.CloseNow() }()
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	go func() { // notice client close (reads are otherwise unused)
+	defer s.trackTail(cancel)()
+	// Notice the client's close (reads are otherwise unused). The read
+	// must not use ctx: coder/websocket tears the connection down when a
+	// Read's context ends, which would race the normal close below that
+	// CloseTails asks for. The deferred CloseNow ends this read.
+	go func() {
 		for {
-			if _, _, err := c.Read(ctx); err != nil {
+			if _, _, err := c.Read(context.Background()); err != nil {
 				cancel()
 				return
 			}
@@ -182,4 +187,40 @@ func writeFrame(ctx context.Context, c *websocket.Conn, f tailFrame) error {
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	return c.Write(wctx, websocket.MessageText, b)
+}
+
+// trackTail registers an open tail for CloseTails and returns its
+// deregistration.
+func (s *Server) trackTail(cancel context.CancelFunc) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tails == nil {
+		s.tails = map[*context.CancelFunc]struct{}{}
+	}
+	key := &cancel
+	s.tails[key] = struct{}{}
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.tails, key)
+	}
+}
+
+// CloseTails ends every open tail with a normal websocket close, as Loki's
+// querier does after tail_max_duration; the server keeps running, so
+// clients can reconnect. It returns how many tails were open.
+func (s *Server) CloseTails() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.tails {
+		(*k)()
+	}
+	return len(s.tails)
+}
+
+// OpenTails counts the tails currently connected.
+func (s *Server) OpenTails() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.tails)
 }
