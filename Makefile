@@ -3,6 +3,7 @@
 #   make demo    build everything and run the narrated end-to-end demo
 #   make test    lint + unit tests with -race + e2e through the fake host (CI)
 #   make bench   benchmarks (numbers for closing notes, never timed tests)
+#   make compat  regenerate docs/COMPATIBILITY.md from the built binaries
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -19,12 +20,12 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 # example plugin and the e2e tools build beside them.
 PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))
 PLUGINS := $(foreach d,$(PLUGIN_DIRS),$(BIN)/animus-$(notdir $(d))) $(BIN)/animus-example
-TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo
+TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo $(BIN)/fakeloki
 MODULES := pkg/pluginkit pkg/sqlitex e2e examples/animus-example $(PLUGIN_DIRS)
 UNIT_PKGS := $(foreach m,$(filter-out e2e,$(MODULES)),./$(m)/...) ./e2e/fakehost/... ./e2e/schemacheck/...
 FUZZTIME ?= 30s
 
-.PHONY: build demo test lint unit e2e bench fuzz clean tools FORCE
+.PHONY: build demo test lint unit e2e e2e-loki compat bench fuzz clean tools dist install docker-e2e FORCE
 
 build: $(PLUGINS) $(TOOLS_BIN)
 
@@ -40,12 +41,17 @@ $(BIN)/animus-%: FORCE
 		go build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./e2e/cmd/animus-$*; \
 	fi
 
+$(BIN)/fakeloki: FORCE
+	go build -trimpath -o $@ ./e2e/cmd/fakeloki
+
 demo: build
-	$(BIN)/animus-demo --bin $(BIN)
+	$(BIN)/animus-demo --bin $(BIN) $(DEMO_FLAGS)
 
 test: lint unit e2e
+	@echo "== test finished $$(date -u +%T)"
 
 lint: $(STATICCHECK)
+	@echo "== lint started $$(date -u +%T)"
 	@unformatted=$$(gofmt -l $(MODULES)); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	go vet $(foreach m,$(MODULES),./$(m)/...)
@@ -55,13 +61,29 @@ lint: $(STATICCHECK)
 	done
 
 unit:
+	@echo "== unit started $$(date -u +%T)"
 	go test -race -count=1 $(UNIT_PKGS)
 
 # e2e drives the built binaries; ANIMUS_BIN_DIR tells the tests where they are.
 # (the fake host's and schemacheck's own tests already ran in unit).
+# scripts/victorialogs.sh starts VictoriaLogs for e2e/logslokivl unless
+# VICTORIALOGS_URL is already set (.ci/run and docker-compose.e2e.yml set it).
 E2E_PKGS = $(shell go list ./e2e/... | grep -v -e /e2e/fakehost -e /e2e/schemacheck)
 e2e: build
-	ANIMUS_BIN_DIR=$(BIN) go test -race -count=1 -timeout 20m $(E2E_PKGS)
+	@echo "== e2e started $$(date -u +%T)"
+	scripts/victorialogs.sh run -- env ANIMUS_BIN_DIR=$(BIN) ANIMUS_VERSION=$(VERSION) go test -race -count=1 -timeout 20m $(E2E_PKGS)
+
+# The logs-loki e2e suite against a real Loki (deploy/loki/README.md):
+#   LOKI_URL=http://127.0.0.1:3100 LOKI_TENANT_ID=animus make e2e-loki
+e2e-loki: $(BIN)/animus-logs-loki
+	@test -n "$${LOKI_URL:-}" || { echo "make e2e-loki: set LOKI_URL (and LOKI_TENANT_ID for a multi-tenant Loki); see deploy/loki/README.md" >&2; exit 2; }
+	ANIMUS_BIN_DIR=$(BIN) go test -count=1 -timeout 20m ./e2e/logsloki/...
+
+# compat regenerates docs/COMPATIBILITY.md from the built binaries (their
+# manifests, handshakes, refused-method calls and a conformance run; see
+# e2e/compat). make e2e fails when the committed matrix is stale.
+compat: build $(BIN)/animus-compat
+	$(BIN)/animus-compat --bin $(BIN) --out docs/COMPATIBILITY.md
 
 bench: build
 	ANIMUS_BIN_DIR=$(BIN) go test -run '^$$' -bench . -benchtime 3s -count 1 ./e2e/bench/...
@@ -75,6 +97,41 @@ $(STATICCHECK):
 	mv $(TOOLS)/staticcheck $@
 
 clean:
-	rm -rf $(BIN) dist
+	rm -rf $(BIN) dist $(CURDIR)/.cache/dist-bin
 
 FORCE:
+
+# Release artifacts, install and Docker (issue 10); none of them is part of
+# `make test`. dist/ holds only artifacts: cross builds go to .cache/.
+DIST := $(CURDIR)/dist
+PREFIX ?= /usr/local
+DESTDIR ?=
+ARM64_CC ?= aarch64-linux-gnu-gcc
+CROSS_BIN := $(CURDIR)/.cache/dist-bin
+PLUGIN_NAMES := $(notdir $(PLUGIN_DIRS))
+NATIVE_PLATFORM = $(shell go env GOOS)_$(shell go env GOARCH)
+# Every tarball entry gets the commit's time, so a rebuild of the same commit
+# gives the same bytes.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+
+dist: build
+	rm -rf $(DIST) $(CROSS_BIN)
+	@if [ "$(NATIVE_PLATFORM)" = linux_amd64 ] && command -v $(ARM64_CC) >/dev/null 2>&1; then \
+		for d in $(PLUGIN_NAMES); do \
+			echo "go build plugins/$$d (linux/arm64, CC=$(ARM64_CC))"; \
+			CC=$(ARM64_CC) CGO_ENABLED=1 GOOS=linux GOARCH=arm64 \
+				go build -trimpath -ldflags '$(LDFLAGS)' -o $(CROSS_BIN)/linux_arm64/animus-$$d ./plugins/$$d; \
+		done; \
+	else \
+		echo "dist: no $(ARM64_CC) (apt-get install gcc-aarch64-linux-gnu), so no linux_arm64 tarballs"; \
+	fi
+	go run ./e2e/cmd/animus-dist -version '$(VERSION)' -out $(DIST) -license LICENSE -mtime $(SOURCE_DATE_EPOCH) \
+		-platform $(NATIVE_PLATFORM)=$(BIN) \
+		$$( [ -d $(CROSS_BIN)/linux_arm64 ] && echo -platform linux_arm64=$(CROSS_BIN)/linux_arm64 ) \
+		$(PLUGIN_NAMES)
+
+install: build
+	scripts/install.sh --prefix '$(abspath $(PREFIX))' --destdir '$(DESTDIR)' --from $(BIN) $(PLUGIN_NAMES)
+
+docker-e2e:
+	VERSION='$(VERSION)' docker compose -f docker-compose.e2e.yml up --build --abort-on-container-exit --exit-code-from e2e

@@ -26,7 +26,7 @@ type Script struct {
 // Scripts are the sessions `make demo` runs, in order. Each plugin adds
 // its own here.
 func Scripts() []Script {
-	return []Script{exampleScript(), subjectScript(), queueScript(), durableScript(), notifierScript(), triggerScript(), transportScript()}
+	return []Script{exampleScript(), subjectScript(), queueScript(), durableScript(), notifierScript(), triggerScript(), logsLokiScript(), transportScript()}
 }
 
 // product lists every plugin binary the project ships, so the summary can
@@ -61,6 +61,7 @@ func (d *Demo) Spawn(ctx context.Context, binary string, mutate ...func(*fakehos
 		return nil, err
 	}
 	d.hosts = append(d.hosts, h)
+	d.Name(h, strings.TrimPrefix(binary, "animus-"))
 	return h, nil
 }
 
@@ -98,9 +99,37 @@ func (d *Demo) close() error {
 	return errors.Join(errs...)
 }
 
-// RunAll runs every script whose binary is in binDir and prints a summary
-// table. It returns an error if any script failed.
+// Options select what Run runs.
+type Options struct {
+	Story    bool // the end-to-end story across all seven plugins (RunStory)
+	Sessions bool // the per-plugin sessions (Scripts)
+}
+
+// RunAll is `make demo`: the story first, then every plugin's session.
 func RunAll(ctx context.Context, binDir string, w io.Writer) error {
+	return Run(ctx, binDir, w, Options{Story: true, Sessions: true})
+}
+
+// Run runs what o selects against the binaries in binDir. It returns an
+// error if anything failed; the sessions still run after a failed story.
+func Run(ctx context.Context, binDir string, w io.Writer, o Options) error {
+	var errs []error
+	if o.Story {
+		if _, err := RunStory(ctx, binDir, w); err != nil {
+			errs = append(errs, fmt.Errorf("story: %w", err))
+		}
+	}
+	if o.Sessions {
+		if err := runSessions(ctx, binDir, w); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runSessions runs every script whose binary is in binDir and prints a
+// summary table. It returns an error if any script failed.
+func runSessions(ctx context.Context, binDir string, w io.Writer) error {
 	schemas, err := schemacheck.Default()
 	if err != nil {
 		return fmt.Errorf("schemas: %w", err)

@@ -21,7 +21,7 @@ func TestDemo(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
-	err := RunAll(ctx, binDir, &out)
+	err := Run(ctx, binDir, &out, Options{Sessions: true}) // the story has its own test
 	if err != nil {
 		t.Fatalf("demo failed: %v\n%s", err, out.String())
 	}

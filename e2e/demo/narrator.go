@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 )
@@ -17,6 +18,7 @@ type Narrator struct {
 	color bool
 	width int
 	seen  map[*fakehost.Host]int
+	names map[*fakehost.Host]string // plugin name shown on frame lines
 }
 
 // NewNarrator writes to w, in colour when w is a terminal.
@@ -27,7 +29,7 @@ func NewNarrator(w io.Writer) *Narrator {
 			color = true
 		}
 	}
-	return &Narrator{w: w, color: color, width: 150, seen: map[*fakehost.Host]int{}}
+	return &Narrator{w: w, color: color, width: 150, seen: map[*fakehost.Host]int{}, names: map[*fakehost.Host]string{}}
 }
 
 const (
@@ -73,19 +75,32 @@ func (n *Narrator) Bad(format string, args ...any) {
 
 // Frames prints the frames h exchanged since the last call.
 func (n *Narrator) Frames(h *fakehost.Host) {
+	n.FramesExcept(h, "")
+}
+
+// FramesExcept is Frames without the lines containing skip (when not
+// empty): an exchange the caller narrates in its own words.
+func (n *Narrator) FramesExcept(h *fakehost.Host, skip string) {
 	lines, next := h.WireLines(n.seen[h])
 	n.seen[h] = next
 	for _, l := range lines {
+		if skip != "" && strings.Contains(l, skip) {
+			continue
+		}
 		// "15:04:05.000000 >> {...}": drop the time stamp, keep the arrow.
 		if len(l) > 16 {
 			l = l[16:]
 		}
 		l = n.shorten(l)
+		name := n.names[h]
+		if name == "" {
+			name = "plugin"
+		}
 		switch {
 		case strings.HasPrefix(l, ">>"):
-			l = n.paint(dim, "    host → plugin ") + l[3:]
+			l = n.paint(dim, "    host → "+name+" ") + l[3:]
 		case strings.HasPrefix(l, "<<"):
-			l = n.paint(dim, "    plugin → host ") + l[3:]
+			l = n.paint(dim, "    "+name+" → host ") + l[3:]
 		default:
 			l = "    " + n.paint(red, l)
 		}
@@ -93,11 +108,19 @@ func (n *Narrator) Frames(h *fakehost.Host) {
 	}
 }
 
+// Name makes h's frame lines say which plugin they are from or to
+// (the story drives seven at once).
+func (n *Narrator) Name(h *fakehost.Host, name string) { n.names[h] = name }
+
 func (n *Narrator) shorten(s string) string {
 	if len(s) <= n.width {
 		return s
 	}
-	return s[:n.width-12] + fmt.Sprintf("… (%d B)", len(s))
+	cut := n.width - 12
+	for cut > 0 && !utf8.RuneStart(s[cut]) { // never split a character
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d B)", len(s))
 }
 
 // JSON renders v compactly for prose.

@@ -211,3 +211,51 @@ func ctx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return c
 }
+
+// TestSeedReplacesFixtures checks that Seed's state, not the fixtures, is
+// what the control methods answer with.
+func TestSeedReplacesFixtures(t *testing.T) {
+	d := New(t, Options{})
+	d.Seed(Snapshot{
+		Workflows: []WorkflowRun{{ID: "wf-review-42", Definition: "review", Status: "completed", SubjectID: "task:01ABC", StartedAt: "2026-11-30T06:00:00Z"}},
+		Queue: []QueueEntry{
+			{ID: "e-1", SubjectID: "task::task:01DEF", Status: "ready", Priority: 2, EnqueuedAt: "2026-11-30T06:00:00Z"},
+			{ID: "e-2", SubjectID: "task::task:01ABC", Status: "done", Priority: 3, EnqueuedAt: "2026-11-30T06:00:01Z"},
+		},
+		Subjects: []Subject{{ID: "task:01ABC", Kind: "task", Title: "Review PR #42", Status: "done"}},
+		Plugins:  []PluginInfo{{Name: "animus-logs-loki", Version: "1.2.3", Kind: "log_storage_backend"}},
+	})
+	c := dialRaw(t, d)
+	for _, tc := range []struct {
+		name, req string
+		want      []string // substrings of the result
+		absent    []string
+	}{
+		{"stats count the seeded queue", `{"jsonrpc":"2.0","id":1,"method":"queue/stats"}`,
+			[]string{`"ready":1`, `"done_recent":1`, `"held":0`}, nil},
+		{"seeded subject is served", `{"jsonrpc":"2.0","id":2,"method":"subject/get","params":{"id":"task:01ABC"}}`,
+			[]string{`"title":"Review PR #42"`, `"status":"done"`}, nil},
+		{"fixture subject is gone", `{"jsonrpc":"2.0","id":3,"method":"subject/get","params":{"id":"task:T-1"}}`,
+			[]string{`"not_found"`}, nil},
+		{"workflows are the seeded ones only", `{"jsonrpc":"2.0","id":4,"method":"workflow/list"}`,
+			[]string{`"wf-review-42"`}, []string{`"wf-1"`, `"wf-3"`}},
+		{"plugins replaced", `{"jsonrpc":"2.0","id":5,"method":"plugin/list"}`,
+			[]string{`"animus-logs-loki"`}, []string{`"animus-queue-sqlite"`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.send(tc.req)
+			m := c.recv()
+			raw, _ := json.Marshal(m)
+			for _, w := range tc.want {
+				if !strings.Contains(string(raw), w) {
+					t.Errorf("%s lacks %s", raw, w)
+				}
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(string(raw), a) {
+					t.Errorf("%s still holds %s", raw, a)
+				}
+			}
+		})
+	}
+}

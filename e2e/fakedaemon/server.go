@@ -299,11 +299,16 @@ func (s *session) reply(id json.RawMessage, result any, cerr *controlError) {
 }
 
 func (s *session) write(v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		b, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32603, "message": "internal: " + err.Error()}})
+	// serde_json, which the daemon writes with, leaves <, > and & as they
+	// are; json.Marshal would turn them into \u003c and friends.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		buf.Reset()
+		_ = enc.Encode(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": -32603, "message": "internal: " + err.Error()}})
 	}
-	s.writeRaw(append(b, '\n'))
+	s.writeRaw(buf.Bytes()) // Encode ends the line
 }
 
 func (s *session) writeRaw(b []byte) {

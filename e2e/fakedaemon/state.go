@@ -157,3 +157,47 @@ func (d *Daemon) CancelReason(workflowID string) string {
 	defer d.state.mu.Unlock()
 	return d.state.reasons[workflowID]
 }
+
+// Snapshot is daemon state a caller supplies instead of the fixtures: the
+// end-to-end story runs real plugins and mirrors what they hold here, so
+// a transport in front of the fake shows what actually happened.
+type Snapshot struct {
+	Workflows []WorkflowRun // in workflow/list order
+	Queue     []QueueEntry  // in queue order
+	Subjects  []Subject
+	// Plugins replaces the plugin table when non-nil.
+	Plugins []PluginInfo
+}
+
+// Seed replaces the workflows, queue and subjects (and, when given, the
+// plugins) with s, fixtures included. Streams are not touched: events are
+// published with EmitEvent and friends.
+func (d *Daemon) Seed(s Snapshot) {
+	d.state.mu.Lock()
+	defer d.state.mu.Unlock()
+	st := d.state
+	st.workflows, st.wfOrder = map[string]*WorkflowRun{}, nil
+	for _, w := range s.Workflows {
+		if w.Detail == nil {
+			w.Detail = json.RawMessage(`{}`)
+		}
+		if _, dup := st.workflows[w.ID]; !dup {
+			st.wfOrder = append(st.wfOrder, w.ID)
+		}
+		st.workflows[w.ID] = &w
+	}
+	st.queue = nil
+	for _, q := range s.Queue {
+		st.queue = append(st.queue, &q)
+	}
+	st.subjects = map[string]*Subject{}
+	for _, sub := range s.Subjects {
+		st.subjects[sub.ID] = &sub
+	}
+	if s.Plugins != nil {
+		st.plugins = map[string]*PluginInfo{}
+		for _, p := range s.Plugins {
+			st.plugins[p.Name] = &p
+		}
+	}
+}

@@ -1,6 +1,7 @@
-// Command animus-demo runs the narrated end-to-end demo (`make demo`):
-// every built plugin, driven through the fake host as the Animus daemon
-// drives it, with every frame printed.
+// Command animus-demo runs the narrated demo (`make demo`): first the
+// end-to-end story, one realistic flow through all seven plugins, then
+// every built plugin's own session, each driven through the fake host as
+// the Animus daemon drives it, with its frames printed.
 package main
 
 import (
@@ -18,6 +19,8 @@ import (
 
 func main() {
 	bin := flag.String("bin", "bin", "directory holding the built plugin binaries")
+	story := flag.Bool("story", true, "run the end-to-end story across all seven plugins")
+	sessions := flag.Bool("sessions", true, "run each plugin's own narrated session after the story")
 	flag.Parse()
 	abs, err := filepath.Abs(*bin)
 	if err != nil {
@@ -28,7 +31,7 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := demo.RunAll(ctx, abs, os.Stdout); err != nil {
+	if err := demo.Run(ctx, abs, os.Stdout, demo.Options{Story: *story, Sessions: *sessions}); err != nil {
 		fmt.Fprintln(os.Stderr, "animus-demo:", err)
 		os.Exit(1)
 	}

@@ -1,0 +1,158 @@
+package compat
+
+// Difference is one known way a plugin differs from the reference Rust
+// plugin of its kind, and why.
+type Difference struct {
+	Plugin string // directory under plugins/
+	// Source is where the difference is documented: SourceREADME for the
+	// differences section of plugins/<Plugin>/README.md, otherwise a file
+	// of shared/reference/ and its section ("logs-loki.md §4").
+	Source string
+	// Match is text copied verbatim from the source. For SourceREADME it
+	// must occur in exactly one bullet or table row of the README's
+	// differences section, and every such item must be matched by an
+	// entry (TestDifferencesCoverREADMEs); for a reference note it must
+	// occur in that file.
+	Match      string
+	Difference string
+	Reason     string
+}
+
+// SourceREADME marks entries harvested from a plugin README.
+const SourceREADME = "README"
+
+// Differences returns the maintained table, plugin by plugin in the order
+// of Plugins. Edit it together with the README it cites: the tests fail
+// when a README's differences section gains an item with no entry, when an
+// entry's Match no longer occurs, and when a plugin has no entry at all.
+func Differences() []Difference {
+	var out []Difference
+	for _, group := range [][]Difference{
+		subjectDifferences(), queueDifferences(), durableDifferences(),
+		notifierDifferences(), triggerDifferences(), lokiDifferences(), transportDifferences(),
+	} {
+		out = append(out, group...)
+	}
+	return out
+}
+
+// DifferencesOf returns the entries of one plugin, in table order.
+func DifferencesOf(dir string) []Difference {
+	var out []Difference
+	for _, d := range Differences() {
+		if d.Plugin == dir {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// The SQLite plugins' differences from their references: the Rust
+// animus-subject-sqlite, animus-queue-default 0.3.2/0.3.3 and, for the
+// durable store (which has no reference implementation), the crate's
+// documented contract.
+
+func subjectDifferences() []Difference {
+	const p = "subject-sqlite"
+	return []Difference{
+		{p, SourceREADME, "`create`, `delete`, `status`, `next` over the wire",
+			"`create`, `delete`, `status` and `next` are served over the wire; the reference answers `-32601`",
+			"the daemon control surface and the CLI send them (subject.md §3.2); the reference's `create` is a Rust-only method, so its `supports_create: true` was false on the wire (subject.md §0)"},
+		{p, SourceREADME, "| ids |",
+			"ids are `<kind>:<ULID>`, and bare and `sqlite:` ids are accepted; the reference issues `sqlite:<ULID>`",
+			"the daemon routes an id by the text before its first colon, and `sqlite` is a kind no plugin serves; the runner sends bare ids (subject.md §2.2)"},
+		{p, SourceREADME, "`{filter: …}` list params",
+			"wrapped `{filter: …}` list params are honoured; the reference silently lists everything",
+			"the daemon control surface sends the wrapped shape and the CLI the bare one (subject.md §2.1)"},
+		{p, SourceREADME, "| filters |",
+			"every filter runs in SQL, pages are exact, dispatch labels come from the hints; the reference filters labels and attachments after paging and ignores `dispatch_label`",
+			"filtering after paging returns short pages, and ignoring `dispatch_label` over-matches what the daemon dispatches (subject.md §0, §7.6)"},
+		{p, SourceREADME, "| watch |",
+			"watch is cross-process, in commit order, filtered, with `unwatch`; the reference's is in-process, lossy and unordered",
+			"the daemon, the CLI and the runner each spawn their own process on one file, so an in-process broadcast never sees the others' writes (subject.md §0)"},
+		{p, SourceREADME, "| concurrent updates |",
+			"each update is one `BEGIN IMMEDIATE` transaction; the reference reads then writes without one",
+			"concurrent updates from several processes lost writes in the reference (subject.md §0)"},
+		{p, SourceREADME, "| two processes starting |",
+			"processes that start together all come up; the reference's second one fails on the migration row",
+			"the daemon, CLI and runner start processes on the same file at the same time (subject.md §0)"},
+		{p, SourceREADME, "| `comment` |",
+			"`comment` is appended to a comment log; the reference overwrites the description with it",
+			"overwriting the description loses the subject's body (subject.md §0)"},
+		{p, SourceREADME, "| `children`, `url` |",
+			"`children` is computed from parents and `url` is stored; the reference never fills them",
+			"both are fields of the wire `Subject` that callers read (subject.md §0)"},
+		{p, SourceREADME, "| manifest kinds |",
+			"the manifest's kinds follow `ANIMUS_SQLITE_KINDS`; the reference hard-codes `task`",
+			"the daemon routes by the manifest's `subject_kind:` entries, and `task` collides with animus-subject-default (subject.md §0; README, kind collisions)"},
+		{p, "subject.md §7.6", "| Missing indexes |",
+			"composite and timestamp indexes back every list filter and `next`; the reference has only single-column ones",
+			"lists stay fast at 100k subjects (README, Performance)"},
+		{p, "subject.md §7.6", "| Answers notifications |",
+			"notifications (`subject/unwatch`, `$/cancelRequest`, `initialized`) are never answered; the reference answers them",
+			"a reply to a notification is a protocol violation the host may choke on (spec §2.2)"},
+		{p, "subject.md §7.6", "| Sloppy error categories |",
+			"errors carry the right code and `data.category` (`not_found`, `invalid_request`, `unavailable`)",
+			"the daemon and the runner branch on codes and categories: only `-32601` moves the runner's fallback on (subject.md §3.2, §3.4)"},
+	}
+}
+
+func queueDifferences() []Difference {
+	const p = "queue-sqlite"
+	return []Difference{
+		{p, SourceREADME, "**Multi-process safe.**",
+			"any number of processes may use one project's queue at once; the file reference serialises on one lock file and calls concurrent instances undefined",
+			"the daemon spawns a process per queue call while the CLI and the completion reconcilers run beside it (queue.md §0, §5.1)"},
+		{p, SourceREADME, "**Per-batch subject exclusivity always applies**",
+			"a lease never hands out two entries of one subject in a batch, with or without `exclude_subjects`",
+			"the Postgres reference behaves this way, and every daemon version copes with both behaviours"},
+		{p, SourceREADME, "**`-32205`** on a busy timeout",
+			"a lock held past the busy timeout answers `-32205`; the file reference blocks forever",
+			"a blocked call would stall the daemon's dispatch tick; an error lets the caller retry on its next tick"},
+		{p, SourceREADME, "**Unbound `initialize` succeeds**",
+			"`initialize` without `project_binding` succeeds and the queue methods then answer `-32207`; the file reference fails `initialize`",
+			"generic handshakes and health probes send no binding and must still work (host-and-lifecycle.md §6)"},
+		{p, SourceREADME, "**Huge `expire_after_secs`**",
+			"an `expire_after_secs` beyond 2^63-1 never expires; the file reference wraps or panics",
+			"an overflow must not turn a long expiry into an immediate one or crash the process"},
+		{p, SourceREADME, "**Audit trail and `inspect`**",
+			"an audit trail, the `inspect` command and opt-in lease expiry are added",
+			"operators need to see why an entry moved; expiry is opt-in so the default keeps the 0.3.2 semantics"},
+		{p, SourceREADME, "**Error frames** carry `data.category`",
+			"every error carries `data.category` (`-32203` also `data.actual_state`); runtime messages for `-32000`, `-32601`, `-32602` and storage failures differ from the reference's",
+			"hosts branch on the category; storage messages never include SQL or paths"},
+		{p, SourceREADME, "`capabilities.cancellation` is `true`",
+			"`capabilities.cancellation` is `true`",
+			"`$/cancelRequest` is honoured and rolls the transaction back, so the flag is truthful"},
+		{p, SourceREADME, "Queue protocol 0.4.0 (`queue/v2/*`",
+			"queue protocol 0.4.0 (`queue/v2/*`, generation-fenced leases) is not implemented, so Animus 0.7.0-rc.34+ refuses the plugin",
+			"the target is the 0.5–0.6 daemons; v2 is known only from release notes and is not covered by the shared schemas (queue.md §8)"},
+	}
+}
+
+func durableDifferences() []Difference {
+	const p = "durable-sqlite"
+	return []Difference{
+		{p, SourceREADME, "A missing binding is answered per call (`-32305`)",
+			"without `project_binding`, `initialize` succeeds and each call answers `-32305`",
+			"generic handshakes and health probes send no binding and must still work; there is no reference implementation, only the crate's contract"},
+		{p, SourceREADME, "Expired but not superseded reservations commit",
+			"an expired reservation nobody took over still commits; abandoning an unknown step answers `{\"ack\":false}`; committing an abandoned step is `-32302`",
+			"the step's side effect happened, so recording it is the truthful outcome (durable.md §6, D3/D4)"},
+		{p, SourceREADME, "`query_run.status` is always `pending`",
+			"`query_run.status` is always `pending`",
+			"no method of protocol 0.1.0 ends a run (durable.md §6, D5)"},
+		{p, SourceREADME, "Dedupe is by the key alone",
+			"dedupe is by idempotency key alone; a key reused for another step is `-32306`, also after the commit",
+			"the key names the side effect, so reuse for another step is a caller bug that must not return someone else's output (durable.md §6, D6)"},
+		{p, SourceREADME, "`begin_workflow_run` on an existing run",
+			"`begin_workflow_run` on an existing run takes a new epoch and keeps its commits and first inputs",
+			"a restarted phase must fence the old owner without losing committed steps (durable.md §6, D7)"},
+		{p, SourceREADME, "Requests are served one at a time in arrival order",
+			"requests are served one at a time, in arrival order, per process",
+			"a pipelining host sees its calls applied in order; concurrency between callers is between processes, which SQLite serialises"},
+		{p, SourceREADME, "Limits the crate does not state",
+			"ids and names are 1–1024 bytes, `payload` and `inputs` are held to `max_payload_bytes`, long abandon reasons are cut, StepError objects are normalised",
+			"`query_run` returns every output in one reply and the daemon's reader gives up at 8 MiB (NOTES.md); normalising matches what the Rust types would store"},
+	}
+}

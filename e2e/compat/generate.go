@@ -1,0 +1,204 @@
+package compat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/conformance"
+	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+)
+
+// Options configure Generate.
+type Options struct {
+	// BinDir holds the built binaries (bin/animus-<dir>).
+	BinDir string
+	// Schemas validate every frame the probes and the runner see.
+	Schemas *schemacheck.Set
+	// Log receives progress and the runner's per-scenario lines; nil
+	// discards them.
+	Log io.Writer
+}
+
+// Row is one plugin's part of the matrix.
+type Row struct {
+	Plugin Plugin
+	// Missing is set when bin/ has no binary for the plugin; the row then
+	// says so instead of failing the whole run.
+	Missing string
+	// Error is set when the binary could not be probed or run; the
+	// command exits non-zero after writing the matrix.
+	Error       string
+	Probe       *Probe
+	Conformance *Conformance
+	Lines       []DaemonLine
+	Differences []Difference
+}
+
+// Matrix is the whole generated document's content.
+type Matrix struct {
+	// Versions maps each binary version seen (git describe, stamped by the
+	// Makefile) to the plugins that report it.
+	Versions map[string][]string
+	Rows     []Row
+}
+
+// Failed reports whether any row could not be probed or run.
+func (m *Matrix) Failed() bool {
+	for _, r := range m.Rows {
+		if r.Error != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Generate probes and runs every plugin's binary in turn (one at a time:
+// the conformance scenarios are timing-sensitive on a small machine).
+func Generate(ctx context.Context, o Options) (*Matrix, error) {
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	m := &Matrix{Versions: map[string][]string{}}
+	for _, p := range Plugins() {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		row := Row{Plugin: p, Lines: DaemonLines(p.Dir), Differences: DifferencesOf(p.Dir)}
+		bin := filepath.Join(o.BinDir, p.Binary())
+		if _, err := os.Stat(bin); errors.Is(err, os.ErrNotExist) {
+			row.Missing = fmt.Sprintf("bin/%s is not built (`make build`)", p.Binary())
+			fmt.Fprintf(o.Log, "compat: %s: binary missing\n", p.Binary())
+			m.Rows = append(m.Rows, row)
+			continue
+		}
+		fmt.Fprintf(o.Log, "compat: %s\n", p.Binary())
+		if err := row.fill(ctx, bin, o); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			row.Error = firstLine(err.Error())
+			fmt.Fprintf(o.Log, "compat: %s: %v\n", p.Binary(), err)
+		}
+		if row.Probe != nil {
+			v := row.Probe.Manifest.Version
+			m.Versions[v] = append(m.Versions[v], p.Binary())
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	return m, nil
+}
+
+func (r *Row) fill(ctx context.Context, bin string, o Options) error {
+	env := map[string]string{}
+	if r.Plugin.Upstream != nil {
+		upEnv, stop, err := r.Plugin.Upstream(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		env = upEnv
+	}
+	pr, err := probeBinary(ctx, r.Plugin, bin, env, o.Schemas)
+	if err != nil {
+		return err
+	}
+	r.Probe = pr
+	if pr.Manifest.Name != r.Plugin.Name() || pr.Manifest.PluginKind != r.Plugin.Kind {
+		return fmt.Errorf("manifest says %s (%s), want %s (%s)", pr.Manifest.Name, pr.Manifest.PluginKind, r.Plugin.Name(), r.Plugin.Kind)
+	}
+	if r.Conformance, err = runConformance(ctx, bin, env, o.Schemas, o.Log); err != nil {
+		return err
+	}
+	return nil
+}
+
+// VersionLine is the one line of the document that names the binaries'
+// version; everything else is a function of the code and the data tables.
+func (m *Matrix) VersionLine() string {
+	if len(m.Versions) == 0 {
+		return VersionPrefix + "none (no binary was found)"
+	}
+	vs := make([]string, 0, len(m.Versions))
+	for v := range m.Versions {
+		vs = append(vs, v)
+	}
+	sort.Strings(vs)
+	if len(vs) == 1 {
+		return fmt.Sprintf("%s`%s`", VersionPrefix, vs[0])
+	}
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		names := append([]string(nil), m.Versions[v]...)
+		sort.Strings(names)
+		parts = append(parts, fmt.Sprintf("`%s` (%s)", v, strings.Join(names, ", ")))
+	}
+	return VersionPrefix + "mixed, rebuild with `make build`: " + strings.Join(parts, "; ")
+}
+
+// VersionPrefix starts the version line; tests that compare a regenerated
+// matrix with the committed one mask the rest of that line.
+const VersionPrefix = "Binaries (git describe, from each `--manifest`): "
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// scenarioTimeout is the runner's default per-scenario bound.
+const scenarioTimeout = 30 * time.Second
+
+// Conformance is the runner's verdict on one binary: what
+// animus-plugin-conformance would print, without timings.
+type Conformance struct {
+	Suite   string // the suite kind the runner chose from the manifest
+	Total   int
+	Passed  int
+	Failed  int
+	Skipped int
+	// FailedIDs are in run order; SkippedIDs carry the runner's reason.
+	FailedIDs  []string
+	SkippedIDs []ScenarioNote
+}
+
+// ScenarioNote is a scenario id with the reason the runner gave.
+type ScenarioNote struct{ ID, Reason string }
+
+// runConformance drives the conformance runner in process exactly as the
+// command and conformancetest.RequireAllPass do: Prepare (manifest probe
+// and a throw-away handshake), then every scenario ScenariosFor selects.
+// Per-scenario lines go to log (with timings, for the operator), never into
+// the matrix.
+func runConformance(ctx context.Context, binary string, env map[string]string, schemas *schemacheck.Set, log io.Writer) (*Conformance, error) {
+	target, err := conformance.Prepare(ctx, binary, "", schemas, env)
+	if err != nil {
+		return nil, fmt.Errorf("conformance prepare: %w", err)
+	}
+	rep := conformance.RunAll(ctx, target, conformance.ScenariosFor(target), conformance.Options{
+		Timeout: scenarioTimeout, Out: log,
+	})
+	if log != nil {
+		fmt.Fprintln(log, rep.Summary())
+	}
+	c := &Conformance{Suite: rep.Kind, Total: len(rep.Results), Passed: rep.Passed, Failed: rep.Failed, Skipped: rep.Skipped}
+	for _, r := range rep.Results {
+		switch r.Status {
+		case conformance.Fail:
+			c.FailedIDs = append(c.FailedIDs, r.ID)
+		case conformance.Skip:
+			c.SkippedIDs = append(c.SkippedIDs, ScenarioNote{ID: r.ID, Reason: r.Reason})
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("conformance run interrupted: %w", ctx.Err())
+	}
+	return c, nil
+}

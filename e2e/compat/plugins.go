@@ -1,0 +1,85 @@
+package compat
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
+	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
+)
+
+// Plugin is one row of the matrix: a directory under plugins/ and how to
+// drive its binary bin/animus-<Dir>.
+type Plugin struct {
+	Dir  string // plugins/<Dir>; the binary is animus-<Dir>
+	Kind string // the plugin_kind its manifest must declare
+	// Preset is the handshake of the daemon caller that really spawns this
+	// kind (host-and-lifecycle.md §6): the kind clients send
+	// project_binding, the generic host does not.
+	Preset fakehost.Preset
+	// Ladder is how that caller stops it (transports get
+	// transport/shutdown first, host-and-lifecycle.md §8).
+	Ladder fakehost.Ladder
+	// Upstream starts the local fakes the binary needs to pass its
+	// conformance suite and returns the daemon-side environment pointing
+	// at them; nil when it needs none. The same set-up as the plugin's
+	// e2e TestConformance, so the matrix reports what CI proves.
+	Upstream func(ctx context.Context) (env map[string]string, stop func(), err error)
+	// UpstreamNote says in the matrix what Upstream provides.
+	UpstreamNote string
+}
+
+// Binary is the file name of the plugin's binary.
+func (p Plugin) Binary() string { return "animus-" + p.Dir }
+
+// Name is the manifest name the binary is expected to report.
+func (p Plugin) Name() string { return p.Binary() }
+
+// Plugins lists the seven plugins in the order of the root README's table.
+// A test fails when a directory under plugins/ is missing here.
+func Plugins() []Plugin {
+	return []Plugin{
+		{Dir: "subject-sqlite", Kind: "subject_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon},
+		{Dir: "queue-sqlite", Kind: "queue", Preset: fakehost.PresetQueueClient, Ladder: fakehost.LadderDaemon},
+		{Dir: "durable-sqlite", Kind: "durable_store", Preset: fakehost.PresetDurableClient, Ladder: fakehost.LadderDaemon},
+		{Dir: "notifier-webhook", Kind: "notifier", Preset: fakehost.PresetNotifier, Ladder: fakehost.LadderDaemon,
+			UpstreamNote: "its suite starts its own 127.0.0.1 webhook receiver"},
+		{Dir: "trigger-slack", Kind: "trigger_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon,
+			Upstream: slackUpstream, UpstreamNote: "Socket Mode against e2e/fakeslack with one mention waiting for every connection"},
+		{Dir: "logs-loki", Kind: "log_storage_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon,
+			Upstream: lokiUpstream, UpstreamNote: "LOKI_URL pointing at e2e/fakeloki"},
+		{Dir: "transport-http", Kind: "transport_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderTransport,
+			UpstreamNote: "its suite starts e2e/fakedaemon's control socket itself"},
+	}
+}
+
+// Trigger ids the Slack set-up configures (as e2e/triggerslack does).
+const (
+	slackTriggerID   = "slack-incoming"
+	slackTriggerIDDM = "slack-dm"
+)
+
+// slackUpstream mirrors e2e/triggerslack's TestConformance: a fake Slack
+// that greets every new Socket Mode connection with one app mention, so
+// the testkit's watch-fires-event sees an event within its 3 s.
+func slackUpstream(context.Context) (map[string]string, func(), error) {
+	fake := fakeslack.Start(fakeslack.Options{
+		Greeting: [][]byte{fakeslack.EventsAPI("env-greeting", 0, fakeslack.Callback("T0FAKE", "EvGreeting",
+			fakeslack.Mention("C1", "U1", "<@U0BOT> conformance", "1715701234.999999")))},
+	})
+	env := fake.Env()
+	env["SLACK_TRIGGER_ID"] = slackTriggerID
+	env["SLACK_TRIGGER_ID_DM"] = slackTriggerIDDM
+	return env, fake.Close, nil
+}
+
+// lokiUpstream starts a fake Loki with Loki's defaults; the plugin reads
+// LOKI_URL from its environment (logs-loki.md §6.1).
+func lokiUpstream(context.Context) (map[string]string, func(), error) {
+	fake, err := fakeloki.Start(fakeloki.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("fake loki: %w", err)
+	}
+	return map[string]string{"LOKI_URL": fake.URL()}, fake.Close, nil
+}

@@ -1,0 +1,98 @@
+package dist
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+)
+
+// Description is what a plugin binary says about itself: its manifest (as
+// the daemon's discovery probe reads it) and its initialize reply.
+type Description struct {
+	Manifest *fakehost.Manifest
+	Init     *fakehost.InitializeResult
+}
+
+// Describe probes binary the way the daemon does (`--manifest` with a
+// scrubbed environment, then a spawn and the generic host's handshake) and
+// checks that the two answers agree with each other and with wantVersion.
+// An empty wantVersion skips the version check.
+func Describe(ctx context.Context, binary, wantVersion string) (*Description, error) {
+	m, err := fakehost.Probe(ctx, binary, fakehost.ProbeOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", binary, err)
+	}
+	h, err := fakehost.Start(ctx, fakehost.Config{Binary: binary, Declared: m.EnvNames()})
+	if err != nil {
+		return nil, fmt.Errorf("%s: spawn: %w", binary, err)
+	}
+	// Close kills the child: release metadata needs only the handshake, and
+	// the shutdown ladder is the conformance suite's business.
+	defer h.Close()
+	init, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon})
+	if err != nil {
+		return nil, fmt.Errorf("%s: initialize: %w\nstderr:\n%s", binary, err, h.Stderr())
+	}
+	d := &Description{Manifest: m, Init: init}
+	if err := d.check(wantVersion); err != nil {
+		return nil, fmt.Errorf("%s: %w", binary, err)
+	}
+	return d, nil
+}
+
+// check reports the first disagreement between the manifest, the handshake
+// and the expected version.
+func (d *Description) check(wantVersion string) error {
+	m, info := d.Manifest, d.Init.PluginInfo
+	pairs := []struct{ what, manifest, init string }{
+		{"name", m.Name, info.Name},
+		{"version", m.Version, info.Version},
+		{"plugin_kind", m.PluginKind, info.PluginKind},
+	}
+	for _, p := range pairs {
+		if p.manifest != p.init {
+			return fmt.Errorf("manifest %s %q differs from initialize's %q", p.what, p.manifest, p.init)
+		}
+	}
+	if wantVersion != "" && m.Version != wantVersion {
+		return fmt.Errorf("binary reports version %q, the build was stamped %q (LDFLAGS not applied?)", m.Version, wantVersion)
+	}
+	for _, method := range d.Init.Capabilities.Methods {
+		if !slices.Contains(m.Capabilities, method) {
+			return fmt.Errorf("initialize advertises %q, the manifest does not", method)
+		}
+	}
+	return nil
+}
+
+// Methods are the manifest's capabilities without the marker strings
+// (subject_kind:<kind>, $harness/..., $ui/...), which name no method.
+func (d *Description) Methods() []string {
+	var out []string
+	for _, c := range d.Manifest.Capabilities {
+		if strings.HasPrefix(c, "$") || strings.HasPrefix(c, "subject_kind:") {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// SubjectKinds are the kinds a subject backend serves: the handshake's
+// subject_kinds, else the manifest's subject_kind:<kind> markers (which is
+// what the daemon's router reads).
+func (d *Description) SubjectKinds() []string {
+	if len(d.Init.Capabilities.SubjectKinds) > 0 {
+		return d.Init.Capabilities.SubjectKinds
+	}
+	var out []string
+	for _, c := range d.Manifest.Capabilities {
+		if k, ok := strings.CutPrefix(c, "subject_kind:"); ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
