@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -75,6 +76,31 @@ func (d *Demo) Call(ctx context.Context, h *fakehost.Host, method string, params
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
 	return resp, nil
+}
+
+// CallInto is Call that also decodes a successful result into out (when
+// out is not nil); an error response is returned as an error, with the
+// response for callers that narrate it.
+func (d *Demo) CallInto(ctx context.Context, h *fakehost.Host, method string, params, out any) (*fakehost.Response, error) {
+	resp, err := d.Call(ctx, h, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return resp, fmt.Errorf("%s: %s", method, errText(resp))
+	}
+	if out != nil {
+		if err := json.Unmarshal(resp.Result, out); err != nil {
+			return resp, fmt.Errorf("%s: decoding %s: %w", method, shortJSON(resp.Result, 200), err)
+		}
+	}
+	return resp, nil
+}
+
+// Result is CallInto for callers that need only the outcome.
+func (d *Demo) Result(ctx context.Context, h *fakehost.Host, method string, params, out any) error {
+	_, err := d.CallInto(ctx, h, method, params, out)
+	return err
 }
 
 // Expect fails the demo when cond is false, and narrates either way.

@@ -55,7 +55,7 @@ func runLogsLoki(ctx context.Context, d *Demo) (string, error) {
 	var health struct {
 		Status string `json:"status"`
 	}
-	if err := logsCall(ctx, d, h, "health/check", nil, &health); err != nil {
+	if err := d.Result(ctx, h, "health/check", nil, &health); err != nil {
 		return "", err
 	}
 	if err := d.Expect(health.Status == "healthy", "Loki answers /ready: %s", health.Status); err != nil {
@@ -77,7 +77,7 @@ func runLogsLoki(ctx context.Context, d *Demo) (string, error) {
 		var res struct {
 			Stored int `json:"stored"`
 		}
-		if err := logsCall(ctx, d, h, "log_storage/store", map[string]any{"entries": []any{entry}}, &res); err != nil {
+		if err := d.Result(ctx, h, "log_storage/store", map[string]any{"entries": []any{entry}}, &res); err != nil {
 			return "", err
 		}
 		if res.Stored != 1 {
@@ -93,7 +93,7 @@ func runLogsLoki(ctx context.Context, d *Demo) (string, error) {
 		Entries    []demoLogEntry `json:"entries"`
 		NextCursor *string        `json:"next_cursor"`
 	}
-	if err := logsCall(ctx, d, h, "log_storage/query", map[string]any{"limit": 200}, &q); err != nil {
+	if err := d.Result(ctx, h, "log_storage/query", map[string]any{"limit": 200}, &q); err != nil {
 		return "", err
 	}
 	if err := d.Expect(sameIDs(q.Entries, ids) && q.NextCursor == nil, "%d entries, oldest first, no next_cursor", len(q.Entries)); err != nil {
@@ -102,7 +102,7 @@ func runLogsLoki(ctx context.Context, d *Demo) (string, error) {
 
 	d.Step("daemon/logs with a level and a start time: {limit: 200, min_level: info, since: <third event>}")
 	since := base.Add(2 * time.Second).Format(time.RFC3339Nano)
-	if err := logsCall(ctx, d, h, "log_storage/query", map[string]any{"limit": 200, "min_level": "info", "since": since}, &q); err != nil {
+	if err := d.Result(ctx, h, "log_storage/query", map[string]any{"limit": 200, "min_level": "info", "since": since}, &q); err != nil {
 		return "", err
 	}
 	if err := d.Expect(sameIDs(q.Entries, ids[2:]), "%d entries from %s on (since is inclusive)", len(q.Entries), since); err != nil {
@@ -139,20 +139,6 @@ func runLogsLoki(ctx context.Context, d *Demo) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("%d events stored, read back as daemon/logs does (newest 200, oldest first), replayed by a tail", len(events)), nil
-}
-
-func logsCall(ctx context.Context, d *Demo, h *fakehost.Host, method string, params, out any) error {
-	resp, err := d.Call(ctx, h, method, params)
-	if err != nil {
-		return err
-	}
-	if resp.Error != nil {
-		return fmt.Errorf("%s: %s", method, errText(resp))
-	}
-	if out != nil {
-		return json.Unmarshal(resp.Result, out)
-	}
-	return nil
 }
 
 func sameIDs(es []demoLogEntry, ids []string) bool {

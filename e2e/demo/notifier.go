@@ -2,9 +2,6 @@ package demo
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -50,7 +47,7 @@ func newDemoHook() *demoHook {
 		body, _ := io.ReadAll(r.Body)
 		d.mu.Lock()
 		d.got = append(d.got, r.Header.Clone())
-		d.valid = append(d.valid, demoVerify(r.Header, body))
+		d.valid = append(d.valid, verifyStandard(r.Header, body, demoSecret, time.Now()))
 		status := d.status
 		d.mu.Unlock()
 		w.WriteHeader(status)
@@ -67,23 +64,6 @@ func (d *demoHook) last() (http.Header, bool, int) {
 		return http.Header{}, false, 0
 	}
 	return d.got[len(d.got)-1], d.valid[len(d.valid)-1], len(d.got)
-}
-
-// demoVerify is the receiver side of Standard Webhooks: HMAC-SHA256 over
-// id.timestamp.body with the decoded whsec_ key, compared in constant time.
-func demoVerify(h http.Header, body []byte) bool {
-	key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(demoSecret, "whsec_"))
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(h.Get("webhook-id") + "." + h.Get("webhook-timestamp") + "."))
-	mac.Write(body)
-	want := mac.Sum(nil)
-	for _, s := range strings.Fields(h.Get("webhook-signature")) {
-		got, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(s, "v1,"))
-		if err == nil && hmac.Equal(got, want) {
-			return true
-		}
-	}
-	return false
 }
 
 type demoNotify struct {

@@ -257,19 +257,7 @@ func (s *story) fail(binary string, err error) error {
 // call sends a request to one of the long-lived plugins and decodes a
 // successful result into out; an error response is an error.
 func (s *story) call(h *fakehost.Host, method string, params, out any) (*fakehost.Response, error) {
-	resp, err := s.Call(s.ctx, h, method, params)
-	if err != nil {
-		return nil, err
-	}
-	if resp.Error != nil {
-		return resp, fmt.Errorf("%s: %s", method, errText(resp))
-	}
-	if out != nil {
-		if err := json.Unmarshal(resp.Result, out); err != nil {
-			return resp, fmt.Errorf("%s: decoding %s: %w", method, shortJSON(resp.Result, 200), err)
-		}
-	}
-	return resp, nil
+	return s.CallInto(s.ctx, h, method, params, out)
 }
 
 // emit publishes a daemon event on the control socket's bus, as the

@@ -82,7 +82,7 @@ func runSubject(ctx context.Context, d *Demo) (string, error) {
 
 	d.Step("B: `animus subject create` sends task/create with a string priority and labels")
 	var s demoSubject
-	if err := subjectCall(ctx, d, b, "task/create", map[string]any{"title": "Ship the SQLite backend", "body": "See the issue.", "priority": "high", "labels": []string{"backend"}}, &s); err != nil {
+	if err := d.Result(ctx, b, "task/create", map[string]any{"title": "Ship the SQLite backend", "body": "See the issue.", "priority": "high", "labels": []string{"backend"}}, &s); err != nil {
 		return "", err
 	}
 	if err := d.Expect(s.Priority == 3 && s.Status == "ready", "a bare Subject, id %s, priority high → 3", s.ID); err != nil {
@@ -90,13 +90,13 @@ func runSubject(ctx context.Context, d *Demo) (string, error) {
 	}
 
 	d.Step("B: labels_add and a comment; then the status, with the CLI's spelling in_progress")
-	if err := subjectCall(ctx, d, b, "task/update", map[string]any{"id": s.ID, "patch": map[string]any{"labels_add": []string{"p1"}, "comment": "picked up by wf-7"}}, &s); err != nil {
+	if err := d.Result(ctx, b, "task/update", map[string]any{"id": s.ID, "patch": map[string]any{"labels_add": []string{"p1"}, "comment": "picked up by wf-7"}}, &s); err != nil {
 		return "", err
 	}
 	if err := d.Expect(len(s.Labels) == 2 && s.Description == "See the issue.", "labels %v; the comment went to the log, the description is intact", s.Labels); err != nil {
 		return "", err
 	}
-	if err := subjectCall(ctx, d, b, "task/status", map[string]any{"id": s.ID, "status": "in_progress"}, &s); err != nil {
+	if err := d.Result(ctx, b, "task/status", map[string]any{"id": s.ID, "status": "in_progress"}, &s); err != nil {
 		return "", err
 	}
 
@@ -117,10 +117,10 @@ func runSubject(ctx context.Context, d *Demo) (string, error) {
 		Subjects []demoSubject `json:"subjects"`
 		Total    int           `json:"total"`
 	}
-	if err := subjectCall(ctx, d, a, "task/list", map[string]any{"filter": map[string]any{"status": []string{"in-progress"}, "labels_all": []string{"backend", "p1"}}}, &wrapped); err != nil {
+	if err := d.Result(ctx, a, "task/list", map[string]any{"filter": map[string]any{"status": []string{"in-progress"}, "labels_all": []string{"backend", "p1"}}}, &wrapped); err != nil {
 		return "", err
 	}
-	if err := subjectCall(ctx, d, b, "task/list", map[string]any{"status": []string{"doing"}, "limit": 50}, &bare); err != nil {
+	if err := d.Result(ctx, b, "task/list", map[string]any{"status": []string{"doing"}, "limit": 50}, &bare); err != nil {
 		return "", err
 	}
 	if err := d.Expect(wrapped.Total == 1 && bare.Total == 1 && wrapped.Subjects[0].ID == bare.Subjects[0].ID, "both: 1 subject, %s", s.ID); err != nil {
@@ -142,7 +142,7 @@ func runSubject(ctx context.Context, d *Demo) (string, error) {
 	}
 
 	d.Step("B: delete; A's watch says deleted; task/next has nothing ready left")
-	if err := subjectCall(ctx, d, b, "task/delete", map[string]string{"id": s.ID}, nil); err != nil {
+	if err := d.Result(ctx, b, "task/delete", map[string]string{"id": s.ID}, nil); err != nil {
 		return "", err
 	}
 	next, err := d.Call(ctx, a, "task/next", nil)
@@ -168,20 +168,6 @@ func runSubject(ctx context.Context, d *Demo) (string, error) {
 		}
 	}
 	return "2 processes, 1 database: create/update/status/delete by one, watched in order by the other; list shapes, errors, clean exit", nil
-}
-
-func subjectCall(ctx context.Context, d *Demo, h *fakehost.Host, method string, params, out any) error {
-	resp, err := d.Call(ctx, h, method, params)
-	if err != nil {
-		return err
-	}
-	if resp.Error != nil {
-		return fmt.Errorf("%s: %s", method, errText(resp))
-	}
-	if out != nil {
-		return json.Unmarshal(resp.Result, out)
-	}
-	return nil
 }
 
 // watchKinds lists the change kinds of the subject/changed notifications

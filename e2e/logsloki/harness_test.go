@@ -1,43 +1,20 @@
 package logsloki
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
-	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 const binary = "animus-logs-loki"
-
-var (
-	schemaOnce sync.Once
-	schemaSet  *schemacheck.Set
-	schemaErr  error
-)
-
-func schemas(t testing.TB) *schemacheck.Set {
-	t.Helper()
-	schemaOnce.Do(func() { schemaSet, schemaErr = schemacheck.Default() })
-	if schemaErr != nil {
-		t.Fatal(schemaErr)
-	}
-	return schemaSet
-}
-
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // realLoki is the operator's Loki (make e2e-loki), or "".
 func realLoki() string { return os.Getenv("LOKI_URL") }
@@ -100,37 +77,11 @@ func (b *backend) start(extra map[string]string) *fakehost.Host {
 func startPlugin(t testing.TB, env map[string]string) *fakehost.Host {
 	t.Helper()
 	h := fakehost.New(t, fakehost.Config{Binary: binaries.Path(t, binary), Dir: t.TempDir(), EnvMode: fakehost.EnvDaemon,
-		Env: env, Schemas: schemas(t)})
-	if _, err := h.Initialize(ctxFor(t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
+		Env: env, Schemas: e2etest.Schemas(t)})
+	if _, err := h.Initialize(e2etest.Ctx(t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
 		t.Fatal(err)
 	}
 	return h
-}
-
-// call sends a request and returns its result, failing on an error.
-func call(t testing.TB, h *fakehost.Host, method string, params any) json.RawMessage {
-	t.Helper()
-	resp, err := h.Call(ctxFor(t, 15*time.Second), method, params)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	if resp.Error != nil {
-		t.Fatalf("%s: error %d %s (data %s)", method, resp.Error.Code, resp.Error.Message, resp.Error.Data)
-	}
-	return resp.Result
-}
-
-// callErr sends a request that must fail and returns the error.
-func callErr(t testing.TB, h *fakehost.Host, method string, params any) *fakehost.RPCError {
-	t.Helper()
-	resp, err := h.Call(ctxFor(t, 15*time.Second), method, params)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	if resp.Error == nil {
-		t.Fatalf("%s: succeeded with %s, want an error", method, resp.Result)
-	}
-	return resp.Error
 }
 
 // wantErr checks an error's code, category and message.
@@ -166,7 +117,7 @@ func store(t testing.TB, h *fakehost.Host, entries ...logEntry) {
 	var res struct {
 		Stored *int `json:"stored"`
 	}
-	if err := json.Unmarshal(call(t, h, "log_storage/store", map[string]any{"entries": entries}), &res); err != nil || res.Stored == nil || *res.Stored != len(entries) {
+	if err := json.Unmarshal(e2etest.Call(t, h, "log_storage/store", map[string]any{"entries": entries}), &res); err != nil || res.Stored == nil || *res.Stored != len(entries) {
 		t.Fatalf("store: stored %v, want %d (%v)", res.Stored, len(entries), err)
 	}
 }
@@ -179,7 +130,7 @@ type queryResult struct {
 func query(t testing.TB, h *fakehost.Host, q map[string]any) queryResult {
 	t.Helper()
 	var res queryResult
-	if err := json.Unmarshal(call(t, h, "log_storage/query", q), &res); err != nil {
+	if err := json.Unmarshal(e2etest.Call(t, h, "log_storage/query", q), &res); err != nil {
 		t.Fatal(err)
 	}
 	return res

@@ -9,6 +9,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 type health struct {
@@ -19,7 +20,7 @@ type health struct {
 func checkHealth(t testing.TB, h *fakehost.Host) health {
 	t.Helper()
 	var r health
-	if err := json.Unmarshal(call(t, h, "health/check", nil), &r); err != nil {
+	if err := json.Unmarshal(e2etest.Call(t, h, "health/check", nil), &r); err != nil {
 		t.Fatal(err)
 	}
 	return r
@@ -41,9 +42,9 @@ func TestMissingURL(t *testing.T) {
 		"log_storage/query": map[string]any{},
 		"log_storage/tail":  map[string]any{"follow": true},
 	} {
-		wantErr(t, callErr(t, h, method, params), -32603, "unavailable", "LOKI_URL")
+		wantErr(t, e2etest.Failure(t, h, method, params), -32603, "unavailable", "LOKI_URL")
 	}
-	call(t, h, "log_storage/schema", nil)
+	e2etest.Call(t, h, "log_storage/schema", nil)
 }
 
 // TestHealthStates: healthy; /ready hidden by a gateway (404) falls back
@@ -84,7 +85,7 @@ func TestHealthStates(t *testing.T) {
 	})
 	t.Run("recent push failure", func(t *testing.T) {
 		b.fake.FailNext(1, http.StatusTooManyRequests)
-		callErr(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("f", time.Now(), "info", "daemon", "h")}})
+		e2etest.Failure(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("f", time.Now(), "info", "daemon", "h")}})
 		if r := checkHealth(t, h); r.Status != "degraded" || !strings.Contains(r.LastError, "push") {
 			t.Fatalf("health %+v after a failed push", r)
 		}
@@ -100,8 +101,8 @@ func TestHealthStates(t *testing.T) {
 func TestSchemaTellsTheTruth(t *testing.T) {
 	b := newBackend(t, fakeloki.Options{})
 	h := fakehost.New(t, fakehost.Config{Binary: binaryPath(t), Dir: t.TempDir(), EnvMode: fakehost.EnvDaemon,
-		Env: map[string]string{"LOKI_URL": b.env["LOKI_URL"], "LOKI_RETENTION_HINT": "7d", "LOKI_MAX_QUERY_WINDOW": "30d"}, Schemas: schemas(t)})
-	init, err := h.Initialize(ctxFor(t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
+		Env: map[string]string{"LOKI_URL": b.env["LOKI_URL"], "LOKI_RETENTION_HINT": "7d", "LOKI_MAX_QUERY_WINDOW": "30d"}, Schemas: e2etest.Schemas(t)})
+	init, err := h.Initialize(e2etest.Ctx(t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func TestSchemaTellsTheTruth(t *testing.T) {
 		Window, Retention  *int64
 	}
 	var raw map[string]json.RawMessage
-	_ = json.Unmarshal(call(t, h, "log_storage/schema", nil), &raw)
+	_ = json.Unmarshal(e2etest.Call(t, h, "log_storage/schema", nil), &raw)
 	_ = json.Unmarshal(raw["supports_query"], &s.Query)
 	_ = json.Unmarshal(raw["supports_tail"], &s.Tail)
 	_ = json.Unmarshal(raw["supports_dedup"], &s.Dedup)
@@ -137,7 +138,7 @@ func TestSchemaTellsTheTruth(t *testing.T) {
 	}
 	// Without LOKI_RETENTION_HINT the hint is omitted.
 	raw = nil
-	_ = json.Unmarshal(call(t, b.start(nil), "log_storage/schema", nil), &raw)
+	_ = json.Unmarshal(e2etest.Call(t, b.start(nil), "log_storage/schema", nil), &raw)
 	if _, ok := raw["retention_hint"]; ok {
 		t.Fatalf("retention_hint advertised without configuration: %s", mustJSON(raw))
 	}
@@ -167,7 +168,7 @@ func TestTenancyAndAuth(t *testing.T) {
 		}
 		// Without a tenant a multi-tenant Loki refuses the push (401 "no
 		// org id"), which the plugin reports as a credentials problem.
-		e := callErr(t, b.start(nil), "log_storage/store", map[string]any{"entries": []logEntry{b.entry("none", time.Now(), "info", "daemon", "x")}})
+		e := e2etest.Failure(t, b.start(nil), "log_storage/store", map[string]any{"entries": []logEntry{b.entry("none", time.Now(), "info", "daemon", "x")}})
 		wantErr(t, e, -32603, "unavailable", "credentials")
 	})
 	for name, tc := range map[string]struct {
@@ -194,7 +195,7 @@ func TestTenancyAndAuth(t *testing.T) {
 				t.Fatalf("tail delivered %d entries, want 2", len(got))
 			}
 			// Without credentials every call is refused.
-			e := callErr(t, b.start(nil), "log_storage/store", map[string]any{"entries": []logEntry{b.entry("anon", time.Now(), "info", "daemon", "x")}})
+			e := e2etest.Failure(t, b.start(nil), "log_storage/store", map[string]any{"entries": []logEntry{b.entry("anon", time.Now(), "info", "daemon", "x")}})
 			wantErr(t, e, -32603, "unavailable", "credentials")
 		})
 	}
@@ -221,6 +222,6 @@ func TestStructuredMetadataFallback(t *testing.T) {
 		t.Fatalf("off-mode query from a fresh process %v", got)
 	}
 	on := b.start(map[string]string{"LOKI_STRUCTURED_METADATA": "on"})
-	e := callErr(t, on, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("p3", time.Now(), "info", "daemon", "sm")}})
+	e := e2etest.Failure(t, on, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("p3", time.Now(), "info", "daemon", "sm")}})
 	wantErr(t, e, -32602, "invalid_request", "structured metadata")
 }

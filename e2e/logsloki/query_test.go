@@ -9,6 +9,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // TestQueryFiltersServerSide stores a mix of entries, then queries from a
@@ -157,11 +158,11 @@ func TestQueryCursors(t *testing.T) {
 		}
 	})
 	t.Run("cursor with another filter", func(t *testing.T) {
-		e := callErr(t, q, "log_storage/query", map[string]any{"source_name": b.uniq, "min_level": "warn", "limit": 3, "cursor": cursors[0]})
+		e := e2etest.Failure(t, q, "log_storage/query", map[string]any{"source_name": b.uniq, "min_level": "warn", "limit": 3, "cursor": cursors[0]})
 		wantErr(t, e, -32602, "invalid_request", "different filter")
 	})
 	t.Run("garbage cursor", func(t *testing.T) {
-		e := callErr(t, q, "log_storage/query", map[string]any{"cursor": "not-a-cursor"})
+		e := e2etest.Failure(t, q, "log_storage/query", map[string]any{"cursor": "not-a-cursor"})
 		wantErr(t, e, -32602, "not_found", "not found: cursor")
 	})
 }
@@ -175,9 +176,9 @@ func TestQueryWindow(t *testing.T) {
 	now := time.Now()
 	store(t, h, b.entry("old", now.Add(-90*time.Minute), "info", "daemon", "w"), b.entry("new", now.Add(-30*time.Minute), "info", "daemon", "w"))
 
-	e := callErr(t, h, "log_storage/query", map[string]any{"since": now.Format(time.RFC3339), "until": now.Add(-time.Hour).Format(time.RFC3339)})
+	e := e2etest.Failure(t, h, "log_storage/query", map[string]any{"since": now.Format(time.RFC3339), "until": now.Add(-time.Hour).Format(time.RFC3339)})
 	wantErr(t, e, -32602, "invalid_request", "since")
-	e = callErr(t, h, "log_storage/query", map[string]any{"since": now.Add(-2 * time.Hour).Format(time.RFC3339), "until": now.Format(time.RFC3339)})
+	e = e2etest.Failure(t, h, "log_storage/query", map[string]any{"since": now.Add(-2 * time.Hour).Format(time.RFC3339), "until": now.Format(time.RFC3339)})
 	wantErr(t, e, -32602, "invalid_request", "LOKI_MAX_QUERY_WINDOW")
 	got := b.ids(query(t, b.start(map[string]string{"LOKI_MAX_QUERY_WINDOW": "1h"}),
 		map[string]any{"source_name": b.uniq, "since": now.Add(-2 * time.Hour).Format(time.RFC3339Nano)}).Entries)

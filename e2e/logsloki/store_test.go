@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // TestStoreGroupsOnePushAndRoundTrips stores entries of three label sets
@@ -114,7 +115,7 @@ func TestStoreErrorMapping(t *testing.T) {
 		p := b.fake.Pushes()
 		r0 := b.fake.Requests()
 		b.fake.FailNext(1, http.StatusTooManyRequests)
-		e := callErr(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("q", now, "info", "daemon", "t")}})
+		e := e2etest.Failure(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("q", now, "info", "daemon", "t")}})
 		wantErr(t, e, -32603, "quota_exceeded", "quota exceeded")
 		if b.fake.Requests()-r0 != 1 || b.fake.Pushes() != p {
 			t.Fatalf("429 was retried: %d requests", b.fake.Requests()-r0)
@@ -122,7 +123,7 @@ func TestStoreErrorMapping(t *testing.T) {
 	})
 	t.Run("400 reason", func(t *testing.T) {
 		old := b.entry("old", now.Add(-200*time.Hour), "info", "daemon", "t")
-		e := callErr(t, h, "log_storage/store", map[string]any{"entries": []logEntry{old}})
+		e := e2etest.Failure(t, h, "log_storage/store", map[string]any{"entries": []logEntry{old}})
 		wantErr(t, e, -32602, "invalid_request", "timestamp too old")
 	})
 	t.Run("5xx retried to success without duplicates", func(t *testing.T) {
@@ -143,7 +144,7 @@ func TestStoreErrorMapping(t *testing.T) {
 		b.fake.FailNext(1000, http.StatusInternalServerError)
 		defer b.fake.FailNext(0, 0)
 		start := time.Now()
-		e := callErr(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("p", now, "info", "daemon", "t")}})
+		e := e2etest.Failure(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("p", now, "info", "daemon", "t")}})
 		wantErr(t, e, -32603, "unavailable", "backend unavailable")
 		if d := time.Since(start); d > 4*time.Second {
 			t.Fatalf("gave up after %s, want within ~3 s", d)
@@ -152,7 +153,7 @@ func TestStoreErrorMapping(t *testing.T) {
 	t.Run("timeout", func(t *testing.T) {
 		b.fake.SetLatency(time.Second)
 		defer b.fake.SetLatency(0)
-		e := callErr(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("slow", now, "info", "daemon", "t")}})
+		e := e2etest.Failure(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("slow", now, "info", "daemon", "t")}})
 		wantErr(t, e, -32603, "unavailable", "timed out")
 	})
 	t.Run("connection refused", func(t *testing.T) {
@@ -160,13 +161,13 @@ func TestStoreErrorMapping(t *testing.T) {
 		u := dead.URL()
 		dead.Close()
 		h2 := startPlugin(t, map[string]string{"LOKI_URL": u})
-		e := callErr(t, h2, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("x", now, "info", "daemon", "t")}})
+		e := e2etest.Failure(t, h2, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("x", now, "info", "daemon", "t")}})
 		wantErr(t, e, -32603, "unavailable", "connection refused")
 	})
 	t.Run("invalid entry sends nothing", func(t *testing.T) {
 		p := b.fake.Pushes()
 		bad := b.entry("bad", now, "loud", "daemon", "t")
-		e := callErr(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("ok", now, "info", "daemon", "t"), bad}})
+		e := e2etest.Failure(t, h, "log_storage/store", map[string]any{"entries": []logEntry{b.entry("ok", now, "info", "daemon", "t"), bad}})
 		wantErr(t, e, -32602, "invalid_request", "entries[1]")
 		if b.fake.Pushes() != p {
 			t.Fatal("a call with an invalid entry pushed")

@@ -8,12 +8,13 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // openTail sends log_storage/tail and returns the request id as sent.
 func openTail(t testing.TB, h *fakehost.Host, q map[string]any) string {
 	t.Helper()
-	resp, err := h.Call(ctxFor(t, 15*time.Second), "log_storage/tail", q)
+	resp, err := h.Call(e2etest.Ctx(t, 15*time.Second), "log_storage/tail", q)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestTailReplay(t *testing.T) {
 		t.Fatalf("follow:false sent %d events, want exactly 3", len(es))
 	}
 	// A string id comes back as the same string.
-	resp, err := h.Request(ctxFor(t, 10*time.Second), json.RawMessage(`"tail-A"`), "log_storage/tail", map[string]any{"source_name": b.uniq, "limit": 1})
+	resp, err := h.Request(e2etest.Ctx(t, 10*time.Second), json.RawMessage(`"tail-A"`), "log_storage/tail", map[string]any{"source_name": b.uniq, "limit": 1})
 	if err != nil || resp.Error != nil {
 		t.Fatalf("tail: %v %v", err, resp)
 	}

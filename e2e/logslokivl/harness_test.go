@@ -3,7 +3,6 @@ package logslokivl
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,14 +11,9 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 	"github.com/animus-plugins/animus-plugins/e2e/victorialogs"
 )
-
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // encodeJSONPush is the Loki JSON push body for entries placed by m:
 // streams grouped by label set, values [ns, line, structured metadata].
@@ -106,7 +100,7 @@ type pushMeter struct {
 
 func newPushMeter(t *testing.T, vl *victorialogs.Server) *pushMeter {
 	t.Helper()
-	c, err := vl.PushCounts(ctxFor(t, 10*time.Second))
+	c, err := vl.PushCounts(e2etest.Ctx(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +109,7 @@ func newPushMeter(t *testing.T, vl *victorialogs.Server) *pushMeter {
 
 func (m *pushMeter) delta(t *testing.T) victorialogs.PushCounts {
 	t.Helper()
-	c, err := m.vl.PushCounts(ctxFor(t, 10*time.Second))
+	c, err := m.vl.PushCounts(e2etest.Ctx(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +143,7 @@ func TestHarnessDirectPush(t *testing.T) {
 		{"protobuf without structured metadata", withoutSM, "application/x-protobuf", "", encodeProtoPush, victorialogs.PushCounts{Protobuf: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ctx := ctxFor(t, 30*time.Second)
+			ctx := e2etest.Ctx(t, 30*time.Second)
 			tenant := victorialogs.NewTenant()
 			base := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 			entries := sampleEntries(runID(), base)
@@ -191,7 +185,7 @@ func TestHarnessDirectPush(t *testing.T) {
 // rows pushed with a wrong mapping must be reported.
 func TestHarnessCatchesMistakes(t *testing.T) {
 	vl := victorialogs.FromEnv(t)
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := e2etest.Ctx(t, 30*time.Second)
 	right := mapping{serviceName: "animus", sm: true}
 	for _, c := range []struct {
 		name   string

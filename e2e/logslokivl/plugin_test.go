@@ -3,32 +3,16 @@ package logslokivl
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
-	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 	"github.com/animus-plugins/animus-plugins/e2e/victorialogs"
 )
 
 const binaryName = "animus-logs-loki"
-
-var (
-	schemaOnce sync.Once
-	schemaSet  *schemacheck.Set
-	schemaErr  error
-)
-
-func schemas(t testing.TB) *schemacheck.Set {
-	t.Helper()
-	schemaOnce.Do(func() { schemaSet, schemaErr = schemacheck.Default() })
-	if schemaErr != nil {
-		t.Fatal(schemaErr)
-	}
-	return schemaSet
-}
 
 // TestPluginPushLandsInVictoriaLogs runs the plugin binary as the daemon
 // does (narrow env allowlist plus the declared LOKI_* names) with LOKI_URL
@@ -60,14 +44,14 @@ func TestPluginPushLandsInVictoriaLogs(t *testing.T) {
 			victorialogs.PushCounts{JSON: 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ctx := ctxFor(t, 60*time.Second)
+			ctx := e2etest.Ctx(t, 60*time.Second)
 			tenant := victorialogs.NewTenant()
 			env := map[string]string{"LOKI_URL": vl.LokiURL(), "LOKI_TENANT_ID": tenant.OrgID()}
 			for k, v := range c.env {
 				env[k] = v
 			}
 			h := fakehost.New(t, fakehost.Config{Binary: bin, Dir: t.TempDir(), EnvMode: fakehost.EnvDaemonNarrow,
-				Env: env, Schemas: schemas(t)})
+				Env: env, Schemas: e2etest.Schemas(t)})
 			if _, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
 				t.Fatal(err)
 			}

@@ -12,21 +12,12 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
-	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 const binaryName = "animus-notifier-webhook"
 
 func binary(t testing.TB) string { return binaries.Path(t, binaryName) }
-
-func schemas(t testing.TB) *schemacheck.Set {
-	t.Helper()
-	s, err := schemacheck.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // project is a daemon project: a root with .animus/pm-config.json, an
 // empty HOME (so no scoped pm-config applies), and the daemon's own
@@ -110,7 +101,7 @@ func (p *project) hostConfig(t testing.TB) fakehost.Config {
 	}
 	return fakehost.Config{
 		Binary: binary(t), Dir: p.root, EnvMode: fakehost.EnvDaemonNarrow, Env: env,
-		Extra: forwarded(p.config, p.daemonEnv), Schemas: schemas(t),
+		Extra: forwarded(p.config, p.daemonEnv), Schemas: e2etest.Schemas(t),
 	}
 }
 

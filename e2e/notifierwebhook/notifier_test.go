@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 func TestManifestAndSchema(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	m, err := fakehost.Probe(ctx, binary(t), fakehost.ProbeOptions{Allowlist: fakehost.AllowlistNarrow, Schemas: schemas(t)})
+	m, err := fakehost.Probe(ctx, binary(t), fakehost.ProbeOptions{Allowlist: fakehost.AllowlistNarrow, Schemas: e2etest.Schemas(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // TestSuiteCatchesDefects runs the notifier suites against a reference-like
@@ -46,7 +47,7 @@ func TestSuiteCatchesDefects(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			target, err := conformance.Prepare(ctx, bin, "notifier", schemas(t), c.env)
+			target, err := conformance.Prepare(ctx, bin, "notifier", e2etest.Schemas(t), c.env)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -104,18 +104,19 @@ func TestWaitReady(t *testing.T) {
 	cases := []struct {
 		name   string
 		urls   []string
-		ok     bool
+		secs   string // WAIT_READY_SECS: the script counts whole seconds,
+		ok     bool   // so a budget that must not run out is generous
 		output string
 	}{
-		{"ready after two 503s", []string{slow.URL + "/ready"}, true, "is ready"},
-		{"never ready", []string{slow.URL + "/ready", deadURL}, false, "not ready after 2 s"},
+		{"ready after two 503s", []string{slow.URL + "/ready"}, "20", true, "is ready"},
+		{"never ready", []string{slow.URL + "/ready", deadURL}, "2", false, "not ready after 2 s"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, "bash", append([]string{script}, tc.urls...)...)
-			cmd.Env = append(os.Environ(), "WAIT_READY_SECS=2")
+			cmd.Env = append(os.Environ(), "WAIT_READY_SECS="+tc.secs)
 			out, err := cmd.CombinedOutput()
 			if (err == nil) != tc.ok || !strings.Contains(string(out), tc.output) {
 				t.Fatalf("err %v, output:\n%s\nwant ok=%v and %q", err, out, tc.ok, tc.output)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // Two plugin processes on one database each send 200 concurrent
@@ -26,7 +27,7 @@ func TestTwoProcessesConcurrentLabelsAddLoseNothing(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				resp, err := h.Call(ctxFor(t, time.Minute), "task/update",
+				resp, err := h.Call(e2etest.Ctx(t, time.Minute), "task/update",
 					map[string]any{"id": s.ID, "patch": map[string]any{"labels_add": []string{fmt.Sprintf("p%d-%03d", i, j)}}})
 				if err == nil && resp.Error != nil {
 					err = resp.Error
@@ -88,14 +89,14 @@ func TestConcurrentStartupMigratesOnce(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					h, err := fakehost.Start(ctxFor(t, 30*time.Second), fakehost.Config{Binary: bin, Dir: p.dir,
+					h, err := fakehost.Start(e2etest.Ctx(t, 30*time.Second), fakehost.Config{Binary: bin, Dir: p.dir,
 						EnvMode: fakehost.EnvDaemon, Schemas: schemas(t), Declared: declaredEnv})
 					if err != nil {
 						errs[i] = err
 						return
 					}
 					hosts[i] = h
-					_, errs[i] = h.Initialize(ctxFor(t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
+					_, errs[i] = h.Initialize(e2etest.Ctx(t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
 				}()
 			}
 			wg.Wait()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 func run(t *testing.T, dir string, env map[string]string, stdin bool, args ...string) (stdout, stderr string, code int) {
@@ -87,14 +88,14 @@ func TestKindsFollowConfiguration(t *testing.T) {
 	}
 	p := newProject(t, env)
 	h := fakehost.New(t, fakehost.Config{Binary: binaries.Path(t, binary), Dir: p.dir, EnvMode: fakehost.EnvDaemon, Env: env, Schemas: schemas(t)})
-	res, err := h.Initialize(ctxFor(t, 10*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
+	res, err := h.Initialize(e2etest.Ctx(t, 10*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(res.Capabilities.SubjectKinds, []string{"issue", "bug"}) || !slices.Equal(res.Capabilities.Methods, m.Capabilities) {
 		t.Fatalf("initialize: kinds %v\nmethods %v\nmanifest %v", res.Capabilities.SubjectKinds, res.Capabilities.Methods, m.Capabilities)
 	}
-	if e := callErr(t, h, "task/list", nil); e.Code != -32601 {
+	if e := e2etest.Failure(t, h, "task/list", nil); e.Code != -32601 {
 		t.Fatalf("task/list on an issue,bug plugin: %d %s", e.Code, e.Message)
 	}
 	if s := create(t, h, "subject/create", map[string]any{"title": "first kind"}); s.Kind != "issue" {
@@ -120,7 +121,7 @@ func TestDatabasePathAndMigrationControl(t *testing.T) {
 		t.Fatalf("rustdb: %v %s", err, out)
 	}
 	h := fakehost.New(t, fakehost.Config{Binary: binaries.Path(t, binary), Dir: p.dir, EnvMode: fakehost.EnvDaemon, Env: p.env, Schemas: schemas(t)})
-	_, err := h.Initialize(ctxFor(t, 10*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
+	_, err := h.Initialize(e2etest.Ctx(t, 10*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
 	if err == nil || !strings.Contains(err.Error(), "ANIMUS_SQLITE_AUTO_MIGRATE") {
 		t.Fatalf("initialize on an unmigrated database with auto-migration off: %v", err)
 	}

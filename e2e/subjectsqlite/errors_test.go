@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // Every error path answers the subject backend's code and data.category
@@ -58,7 +60,7 @@ func TestErrorPaths(t *testing.T) {
 		{"unwatch without watch_id", "subject/unwatch", map[string]any{}, -32602, "invalid_request", "watch_id"},
 		{"comments missing", "task/comments", map[string]any{"id": missing}, -32602, "not_found", "not found"},
 	} {
-		e := callErr(t, h, tc.method, tc.params)
+		e := e2etest.Failure(t, h, tc.method, tc.params)
 		if e.Code != tc.code || e.Category() != tc.category || !strings.Contains(e.Message, tc.mention) {
 			t.Errorf("%s: got %d %q (%s), want %d %s mentioning %q", tc.name, e.Code, e.Message, e.Category(), tc.code, tc.category, tc.mention)
 		}
@@ -96,7 +98,7 @@ func TestBusyDatabaseIsUnavailable(t *testing.T) {
 	if _, err := stdout.Read(buf); err != nil || string(buf) != "locked\n" {
 		t.Fatalf("holder: %q %v", buf, err)
 	}
-	e := callErr(t, h, "task/create", map[string]any{"title": "during"})
+	e := e2etest.Failure(t, h, "task/create", map[string]any{"title": "during"})
 	if e.Code != -32603 || e.Category() != "unavailable" || !strings.HasPrefix(e.Message, "backend unavailable:") {
 		t.Fatalf("locked write: %d %q %s", e.Code, e.Message, e.Category())
 	}

@@ -1,7 +1,6 @@
 package subjectsqlite
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 )
 
@@ -23,37 +23,32 @@ const binary = "animus-subject-sqlite"
 // kind-independent methods).
 var testKinds = []string{"task", "issue", "bug"}
 
-var (
-	schemaOnce sync.Once
-	schemaSet  *schemacheck.Set
-	schemaErr  error
-)
+// subjectSchemas is the upstream set plus result rows for the kinds the
+// tests configure beyond "task", so issue/* and bug/* replies are checked
+// as strictly as task/*.
+var subjectSchemas = sync.OnceValues(func() (*schemacheck.Set, error) {
+	set, err := schemacheck.Default()
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range testKinds {
+		for verb, typ := range map[string]string{"list": "SubjectList", "get": "Subject", "create": "Subject",
+			"update": "Subject", "status": "Subject", "schema": "SubjectSchema", "delete": "DeleteSubjectResponse"} {
+			if err := set.RegisterResult(k+"/"+verb, schemacheck.SubjectProtocol, typ); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return set, nil
+})
 
 func schemas(t testing.TB) *schemacheck.Set {
 	t.Helper()
-	schemaOnce.Do(func() {
-		if schemaSet, schemaErr = schemacheck.Default(); schemaErr != nil {
-			return
-		}
-		for _, k := range testKinds {
-			for verb, typ := range map[string]string{"list": "SubjectList", "get": "Subject", "create": "Subject",
-				"update": "Subject", "status": "Subject", "schema": "SubjectSchema", "delete": "DeleteSubjectResponse"} {
-				if schemaErr = schemaSet.RegisterResult(k+"/"+verb, schemacheck.SubjectProtocol, typ); schemaErr != nil {
-					return
-				}
-			}
-		}
-	})
-	if schemaErr != nil {
-		t.Fatal(schemaErr)
+	set, err := subjectSchemas()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return schemaSet
-}
-
-func ctxFor(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
+	return set
 }
 
 // project is one project root whose plugin processes share a database.
@@ -79,36 +74,10 @@ func (p *project) start() *fakehost.Host {
 	p.t.Helper()
 	h := fakehost.New(p.t, fakehost.Config{Binary: binaries.Path(p.t, binary), Dir: p.dir, EnvMode: fakehost.EnvDaemon,
 		Env: p.env, Schemas: schemas(p.t)})
-	if _, err := h.Initialize(ctxFor(p.t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
+	if _, err := h.Initialize(e2etest.Ctx(p.t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
 		p.t.Fatal(err)
 	}
 	return h
-}
-
-// call sends a request and returns its result, failing on an error.
-func call(t testing.TB, h *fakehost.Host, method string, params any) json.RawMessage {
-	t.Helper()
-	resp, err := h.Call(ctxFor(t, 15*time.Second), method, params)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	if resp.Error != nil {
-		t.Fatalf("%s: error %d %s (data %s)", method, resp.Error.Code, resp.Error.Message, resp.Error.Data)
-	}
-	return resp.Result
-}
-
-// callErr sends a request that must fail and returns the error.
-func callErr(t testing.TB, h *fakehost.Host, method string, params any) *fakehost.RPCError {
-	t.Helper()
-	resp, err := h.Call(ctxFor(t, 15*time.Second), method, params)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	if resp.Error == nil {
-		t.Fatalf("%s: succeeded with %s, want an error", method, resp.Result)
-	}
-	return resp.Error
 }
 
 // subject is the wire Subject as a test reads it.
@@ -150,12 +119,12 @@ func decode[T any](t testing.TB, raw json.RawMessage) T {
 
 func create(t testing.TB, h *fakehost.Host, method string, params any) subject {
 	t.Helper()
-	return decode[subject](t, call(t, h, method, params))
+	return decode[subject](t, e2etest.Call(t, h, method, params))
 }
 
 func list(t testing.TB, h *fakehost.Host, method string, params any) subjectList {
 	t.Helper()
-	return decode[subjectList](t, call(t, h, method, params))
+	return decode[subjectList](t, e2etest.Call(t, h, method, params))
 }
 
 func ids(l subjectList) []string {

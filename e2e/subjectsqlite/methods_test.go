@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 var hintsEnv = `[{"native_status":"In Review","maps_to":"in-progress","dispatch_label":"code-review","description":"Awaiting review"},` +
@@ -17,7 +19,7 @@ var hintsEnv = `[{"native_status":"In Review","maps_to":"in-progress","dispatch_
 // v0.1.1 field, no empty array).
 func TestCreateGetRoundTrip(t *testing.T) {
 	h := newProject(t, nil).start()
-	raw := call(t, h, "task/create", map[string]any{"title": "plain"})
+	raw := e2etest.Call(t, h, "task/create", map[string]any{"title": "plain"})
 	var keys map[string]json.RawMessage
 	json.Unmarshal(raw, &keys)
 	got := slices.Sorted(func(yield func(string) bool) {
@@ -37,11 +39,11 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	if len(nativeOf(s.ID)) != 26 || s.CreatedAt != s.UpdatedAt || !strings.HasSuffix(s.CreatedAt, "Z") {
 		t.Fatalf("id %q created %s updated %s", s.ID, s.CreatedAt, s.UpdatedAt)
 	}
-	if again := call(t, h, "task/get", map[string]string{"id": s.ID}); !bytes.Equal(again, raw) {
+	if again := e2etest.Call(t, h, "task/get", map[string]string{"id": s.ID}); !bytes.Equal(again, raw) {
 		t.Fatalf("get differs from create:\n%s\n%s", again, raw)
 	}
 
-	full := call(t, h, "task/create", map[string]any{
+	full := e2etest.Call(t, h, "task/create", map[string]any{
 		"title": "full <b>&", "body": "text", "status": "in_progress", "priority": "critical", "labels": []string{"x", "y", "x"},
 		"assignee": "agent:default", "custom": map[string]any{"points": 5, "gone": nil}, "native_status": "Doing",
 		"status_metadata": map[string]any{"color": "#FFAA00"}, "url": "https://example.test/1",
@@ -58,7 +60,7 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	if !bytes.Contains(full, []byte(`"title":"full <b>&"`)) {
 		t.Fatalf("HTML characters were escaped: %s", full)
 	}
-	if again := call(t, h, "subject/get", map[string]string{"id": f.ID}); !bytes.Equal(again, full) {
+	if again := e2etest.Call(t, h, "subject/get", map[string]string{"id": f.ID}); !bytes.Equal(again, full) {
 		t.Fatalf("subject/get differs from create:\n%s\n%s", again, full)
 	}
 }
@@ -175,7 +177,7 @@ func TestListShapesFiltersAndPaging(t *testing.T) {
 	if l := list(t, h, "subject/list", map[string]any{"limit": 0}); len(l.Subjects) != 6 || l.NextCursor != nil {
 		t.Fatalf("limit 0: %d subjects", len(l.Subjects))
 	}
-	raw := call(t, h, "subject/list", map[string]any{"status": []string{"done"}, "limit": 1})
+	raw := e2etest.Call(t, h, "subject/list", map[string]any{"status": []string{"done"}, "limit": 1})
 	if bytes.Contains(raw, []byte("next_cursor")) || bytes.Contains(raw, []byte("null")) {
 		t.Fatalf("final page mentions next_cursor or null: %s", raw)
 	}
@@ -234,7 +236,7 @@ func TestUpdateSemantics(t *testing.T) {
 	}
 	comments := decode[struct {
 		Comments []struct{ Body string } `json:"comments"`
-	}](t, call(t, h, "task/comments", map[string]string{"id": s.ID}))
+	}](t, e2etest.Call(t, h, "task/comments", map[string]string{"id": s.ID}))
 	if len(comments.Comments) != 1 || comments.Comments[0].Body != "ran once" {
 		t.Fatalf("comment log %+v", comments)
 	}
@@ -242,7 +244,7 @@ func TestUpdateSemantics(t *testing.T) {
 
 func TestStatusNextDeleteSchema(t *testing.T) {
 	h := newProject(t, map[string]string{"ANIMUS_SQLITE_KINDS": "task,issue", "ANIMUS_SQLITE_DISPATCH_HINTS": hintsEnv}).start()
-	if raw := call(t, h, "task/next", nil); string(raw) != "null" {
+	if raw := e2etest.Call(t, h, "task/next", nil); string(raw) != "null" {
 		t.Fatalf("next on an empty store: %s", raw)
 	}
 	low := create(t, h, "task/create", map[string]any{"title": "low", "priority": 1})
@@ -262,13 +264,13 @@ func TestStatusNextDeleteSchema(t *testing.T) {
 	if n := create(t, h, "task/next", nil); n.Title != "later high" {
 		t.Fatalf("next after status change = %s", n.Title)
 	}
-	if raw := call(t, h, "task/delete", map[string]string{"id": low.ID}); string(raw) != `{"ok":true}` {
+	if raw := e2etest.Call(t, h, "task/delete", map[string]string{"id": low.ID}); string(raw) != `{"ok":true}` {
 		t.Fatalf("delete: %s", raw)
 	}
-	if e := callErr(t, h, "task/get", map[string]string{"id": low.ID}); e.Category() != "not_found" {
+	if e := e2etest.Failure(t, h, "task/get", map[string]string{"id": low.ID}); e.Category() != "not_found" {
 		t.Fatalf("get after delete: %+v", e)
 	}
-	schema := call(t, h, "subject/schema", nil)
+	schema := e2etest.Call(t, h, "subject/schema", nil)
 	var sc struct {
 		Kinds              []string          `json:"kinds"`
 		StatusValues       []string          `json:"status_values"`
@@ -286,7 +288,7 @@ func TestStatusNextDeleteSchema(t *testing.T) {
 		len(sc.Hints) != 3 || sc.CustomFields != nil {
 		t.Fatalf("schema: %s", schema)
 	}
-	if kindSchema := call(t, h, "issue/schema", nil); !bytes.Equal(kindSchema, schema) {
+	if kindSchema := e2etest.Call(t, h, "issue/schema", nil); !bytes.Equal(kindSchema, schema) {
 		t.Fatalf("issue/schema differs: %s", kindSchema)
 	}
 }

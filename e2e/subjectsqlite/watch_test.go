@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 )
 
@@ -68,7 +69,7 @@ func waitEvents(t *testing.T, h *fakehost.Host, watchID string, n int) []changed
 
 func watch(t *testing.T, h *fakehost.Host, id, method string, params any) {
 	t.Helper()
-	resp, err := h.Request(ctxFor(t, 10*time.Second), json.RawMessage(id), method, params)
+	resp, err := h.Request(e2etest.Ctx(t, 10*time.Second), json.RawMessage(id), method, params)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
@@ -96,7 +97,7 @@ func TestCrossProcessWatch(t *testing.T) {
 	create(t, b, "task/update", map[string]any{"id": s.ID, "patch": map[string]any{"attachments_add": []map[string]any{{"id": "d", "kind": "document", "uri": "u"}}}})
 	create(t, b, "task/update", map[string]any{"id": s.ID, "patch": map[string]any{"attachments_remove": []string{"d"}}})
 	iss := create(t, b, "issue/create", map[string]any{"title": "an issue"})
-	call(t, b, "task/delete", map[string]string{"id": s.ID})
+	e2etest.Call(t, b, "task/delete", map[string]string{"id": s.ID})
 
 	all := waitEvents(t, a, "100", 8)
 	want := []struct{ kind, id, prevNative, prevLabel string }{
@@ -163,7 +164,7 @@ func TestUnwatch(t *testing.T) {
 	if err := a.Notify("subject/unwatch", map[string]string{"watch_id": "7"}); err != nil {
 		t.Fatal(err)
 	}
-	if raw := call(t, a, "task/unwatch", map[string]any{"watch_id": 8}); string(raw) != `{"ok":true}` {
+	if raw := e2etest.Call(t, a, "task/unwatch", map[string]any{"watch_id": 8}); string(raw) != `{"ok":true}` {
 		t.Fatalf("unwatch request: %s", raw)
 	}
 	// The notification has no reply to wait for: a later request on the
@@ -186,7 +187,7 @@ func TestUnwatch(t *testing.T) {
 func TestShutdownWithLiveWatch(t *testing.T) {
 	h := newProject(t, nil).start()
 	watch(t, h, "5", "subject/watch", nil)
-	rep, err := h.Shutdown(ctxFor(t, 10*time.Second), fakehost.LadderDaemon)
+	rep, err := h.Shutdown(e2etest.Ctx(t, 10*time.Second), fakehost.LadderDaemon)
 	if err != nil || !rep.ExitedByItself || rep.ExitCode != 0 || rep.ShutdownReply == nil || rep.ShutdownReply.Error != nil {
 		t.Fatalf("shutdown: %+v %v", rep, err)
 	}

@@ -10,35 +10,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakedaemon"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
-	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 const binary = "animus-transport-http"
 
 // testToken is long enough for the plugin's 16-character minimum.
 const testToken = "e2e-token-0123456789abcdef"
-
-var (
-	schemasOnce sync.Once
-	schemas     *schemacheck.Set
-	schemasErr  error
-)
-
-func loadSchemas(t testing.TB) *schemacheck.Set {
-	t.Helper()
-	schemasOnce.Do(func() { schemas, schemasErr = schemacheck.Default() })
-	if schemasErr != nil {
-		t.Fatalf("schemas: %v", schemasErr)
-	}
-	return schemas
-}
 
 // setup describes one plugin process, its transport/start and its daemon.
 type setup struct {
@@ -71,7 +55,7 @@ func newHost(t *testing.T, s setup) *fakehost.Host {
 		EnvMode: fakehost.EnvDaemon,
 		Env:     s.env,
 		Extra:   s.extra,
-		Schemas: loadSchemas(t),
+		Schemas: e2etest.Schemas(t),
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/conformance/conformancetest"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // TestConformance runs the generic suite, the trigger kind suite (the port
@@ -36,8 +37,8 @@ func TestConformanceWithoutTokens(t *testing.T) {
 			t.Skipf("%s is set in the test environment; the testkit inherits it", k)
 		}
 	}
-	ctx := testCtx(t, time.Minute)
-	target, err := conformance.Prepare(ctx, binaries.Path(t, binary), "trigger", schemas(t), nil)
+	ctx := e2etest.Ctx(t, time.Minute)
+	target, err := conformance.Prepare(ctx, binaries.Path(t, binary), "trigger", e2etest.Schemas(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

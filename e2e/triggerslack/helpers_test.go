@@ -11,7 +11,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
-	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 const binary = "animus-trigger-slack"
@@ -22,21 +22,6 @@ const (
 	triggerID   = "slack-incoming"
 	triggerIDDM = "slack-dm"
 )
-
-func schemas(t testing.TB) *schemacheck.Set {
-	t.Helper()
-	set, err := schemacheck.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return set
-}
-
-func testCtx(t testing.TB, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 // socketEnv is the daemon-side environment for Socket Mode against fake.
 func socketEnv(fake *fakeslack.Server, extra map[string]string) map[string]string {
@@ -62,7 +47,7 @@ func spawn(t *testing.T, ctx context.Context, dir string, env map[string]string)
 		Dir:     dir,
 		EnvMode: fakehost.EnvDaemonNarrow,
 		Env:     env,
-		Schemas: schemas(t),
+		Schemas: e2etest.Schemas(t),
 	})
 	if _, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
 		t.Fatalf("initialize: %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 const signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -68,7 +69,7 @@ func post(t *testing.T, url, secret string, at time.Time, body []byte, extra map
 // of a delivered event is emitted once.
 func TestEventsAPI(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	addr := freeAddr(t)
 	h := spawn(t, ctx, "", httpEnv(fake, addr))
@@ -138,7 +139,7 @@ func TestEventsAPI(t *testing.T) {
 // TestEventsAPIPortInUse: a listener that cannot bind fails the watch.
 func TestEventsAPIPortInUse(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // TestOutboundMethods: slack/* calls reach the fake with the right params,
@@ -14,7 +15,7 @@ import (
 // plugin's error categories.
 func TestOutboundMethods(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	h := spawn(t, ctx, "", socketEnv(fake, nil)) // outbound needs no watch
 

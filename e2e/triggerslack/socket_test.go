@@ -11,13 +11,14 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // TestSocketModeEvents: a mention and a DM become flat events with their
 // trigger ids, in order; everything else Slack sends is acked and dropped.
 func TestSocketModeEvents(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	h := spawn(t, ctx, "", socketEnv(fake, nil))
 	if st, _ := health(t, ctx, h); st != "healthy" {
@@ -101,7 +102,7 @@ func TestSocketModeEvents(t *testing.T) {
 // project (the seen-set is persisted), while a new message still goes out.
 func TestSocketModeDedup(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	project := t.TempDir()
 	env := socketEnv(fake, nil)
@@ -149,7 +150,7 @@ func TestSocketModeDedup(t *testing.T) {
 // connection, the plugin reconnects and gets the next event.
 func TestSocketModeReconnect(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	h := spawn(t, ctx, "", socketEnv(fake, nil))
 	watch(t, ctx, h)
@@ -185,7 +186,7 @@ func TestSocketModeReconnect(t *testing.T) {
 // by default; a person still triggers.
 func TestBotOwnMessagesIgnored(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{EchoBotMessages: true})
 	h := spawn(t, ctx, "", socketEnv(fake, nil))
 	watch(t, ctx, h)
@@ -217,7 +218,7 @@ func TestBotOwnMessagesIgnored(t *testing.T) {
 // token fails the watch itself.
 func TestInvalidAuth(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	fake.SetOpenError("invalid_auth")
 	h := spawn(t, ctx, "", socketEnv(fake, nil))
@@ -249,7 +250,7 @@ func TestInvalidAuth(t *testing.T) {
 // says the same; a trigger_id in the watch config stands in for the env.
 func TestMissingConfiguration(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	cases := []struct {
 		name string
@@ -294,7 +295,7 @@ func TestMissingConfiguration(t *testing.T) {
 // process promptly while the socket loop runs.
 func TestExitWithLiveSocket(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	stops := []struct {
 		name string
@@ -337,7 +338,7 @@ func TestExitWithLiveSocket(t *testing.T) {
 // is a fakehost violation) and no token is ever logged.
 func TestLogsStayOnStderr(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t, time.Minute)
+	ctx := e2etest.Ctx(t, time.Minute)
 	fake := fakeslack.New(t, fakeslack.Options{})
 	h := spawn(t, ctx, "", socketEnv(fake, map[string]string{"ANIMUS_PLUGIN_LOG_LEVEL": "debug"}))
 	watch(t, ctx, h)
