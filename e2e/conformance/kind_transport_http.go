@@ -55,6 +55,24 @@ func thStart(ctx context.Context, h *fakehost.Host, dir string) (string, error) 
 	return info.BoundAddr, nil
 }
 
+// serving is the preamble of the scenarios that need a listening
+// transport: a handshaken process, a temp project dir, and transport/start
+// on 127.0.0.1:0. On failure out is the outcome to return.
+func serving(ctx context.Context, s *Session) (h *fakehost.Host, dir, addr string, out Outcome, ok bool) {
+	h, out, ok = ready(ctx, s)
+	if !ok {
+		return nil, "", "", out, false
+	}
+	dir, err := s.TempDir()
+	if err != nil {
+		return nil, "", "", failf("%v", err), false
+	}
+	if addr, err = thStart(ctx, h, dir); err != nil {
+		return nil, "", "", failf("%v", err), false
+	}
+	return h, dir, addr, out, true
+}
+
 // thReleased reports whether addr can be bound again.
 func thReleased(addr string) error {
 	ln, err := net.Listen("tcp", addr)
@@ -103,17 +121,9 @@ func scenarioStartDoesNotDial(ctx context.Context, s *Session) Outcome {
 // scenarioSecondStart (issue #9): a second transport/start while serving is
 // an error, not a second listener, and the first one keeps accepting.
 func scenarioSecondStart(ctx context.Context, s *Session) Outcome {
-	h, out, ok := ready(ctx, s)
+	h, dir, addr, out, ok := serving(ctx, s)
 	if !ok {
 		return out
-	}
-	dir, err := s.TempDir()
-	if err != nil {
-		return failf("%v", err)
-	}
-	addr, err := thStart(ctx, h, dir)
-	if err != nil {
-		return failf("%v", err)
 	}
 	resp, err := call(ctx, h, transportStartTTL, "transport/start", thParams(dir, "127.0.0.1:0"))
 	if err != nil {
@@ -219,17 +229,9 @@ func scenarioBadBindAddr(ctx context.Context, s *Session) Outcome {
 // the testkit's 750 ms on exit or stdin EOF, and its port is free after.
 func scenarioServingStop(what string, stop func(*fakehost.Host) error) func(context.Context, *Session) Outcome {
 	return func(ctx context.Context, s *Session) Outcome {
-		h, out, ok := ready(ctx, s)
+		h, _, addr, out, ok := serving(ctx, s)
 		if !ok {
 			return out
-		}
-		dir, err := s.TempDir()
-		if err != nil {
-			return failf("%v", err)
-		}
-		addr, err := thStart(ctx, h, dir)
-		if err != nil {
-			return failf("%v", err)
 		}
 		conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
 		if err != nil {
@@ -258,17 +260,9 @@ func scenarioServingStop(what string, stop func(*fakehost.Host) error) func(cont
 // itself, transport/shutdown accepted, and the port released once
 // transport/shutdown answered.
 func scenarioTransportLadder(ctx context.Context, s *Session) Outcome {
-	h, out, ok := ready(ctx, s)
+	h, _, addr, out, ok := serving(ctx, s)
 	if !ok {
 		return out
-	}
-	dir, err := s.TempDir()
-	if err != nil {
-		return failf("%v", err)
-	}
-	addr, err := thStart(ctx, h, dir)
-	if err != nil {
-		return failf("%v", err)
 	}
 	rep, err := h.Shutdown(ctx, fakehost.LadderTransport)
 	if err != nil {

@@ -21,12 +21,9 @@ const auditPruneBatch = 64
 func (s *Service) enqueue(ctx context.Context, raw json.RawMessage) (wire.EnqueueResponse, error) {
 	const method = "queue/enqueue"
 	var resp wire.EnqueueResponse
-	if raw == nil {
-		return resp, errMissingParams(method)
-	}
-	req, err := wire.DecodeEnqueue(raw)
+	req, err := decodeParams(method, raw, wire.DecodeEnqueue)
 	if err != nil {
-		return resp, errInvalidParams(method, err)
+		return resp, err
 	}
 	st, err := s.open(ctx)
 	if err != nil {

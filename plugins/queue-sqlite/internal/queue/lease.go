@@ -20,12 +20,9 @@ const leaseExpiredReason = "lease expired (ANIMUS_QUEUE_LEASE_TTL_SECS)"
 func (s *Service) lease(ctx context.Context, raw json.RawMessage) (wire.LeaseResponse, error) {
 	const method = "queue/lease"
 	resp := wire.LeaseResponse{Leased: []wire.Entry{}}
-	if raw == nil {
-		return resp, errMissingParams(method)
-	}
-	req, err := wire.DecodeLease(raw)
+	req, err := decodeParams(method, raw, wire.DecodeLease)
 	if err != nil {
-		return resp, errInvalidParams(method, err)
+		return resp, err
 	}
 	if req.WorkflowIDs != nil && uint64(len(req.WorkflowIDs)) != req.Max {
 		return resp, errWorkflowIDCount(len(req.WorkflowIDs), req.Max)
@@ -113,12 +110,9 @@ func (s *Service) assign(e *store.Entry, wf string, now time.Time) {
 func (s *Service) markAssigned(ctx context.Context, raw json.RawMessage) (wire.MutationResponse, error) {
 	const method = "queue/mark_assigned"
 	var resp wire.MutationResponse
-	if raw == nil {
-		return resp, errMissingParams(method)
-	}
-	req, err := wire.DecodeMarkAssigned(raw)
+	req, err := decodeParams(method, raw, wire.DecodeMarkAssigned)
 	if err != nil {
-		return resp, errInvalidParams(method, err)
+		return resp, err
 	}
 	return s.mutate(ctx, method, req.EntryID, func(tx *store.Tx, e *store.Entry, now time.Time) (wire.MutationResponse, error) {
 		switch e.State {
@@ -149,12 +143,9 @@ func (s *Service) markAssigned(ctx context.Context, raw json.RawMessage) (wire.M
 func (s *Service) releasePending(ctx context.Context, raw json.RawMessage) (wire.ReleasePendingResponse, error) {
 	const method = "queue/release_pending"
 	var resp wire.ReleasePendingResponse
-	if raw == nil {
-		return resp, errMissingParams(method)
-	}
-	req, err := wire.DecodeReleasePending(raw)
+	req, err := decodeParams(method, raw, wire.DecodeReleasePending)
 	if err != nil {
-		return resp, errInvalidParams(method, err)
+		return resp, err
 	}
 	st, err := s.open(ctx)
 	if err != nil {
@@ -192,12 +183,9 @@ func (s *Service) releasePending(ctx context.Context, raw json.RawMessage) (wire
 func (s *Service) completion(ctx context.Context, raw json.RawMessage) (wire.MutationResponse, error) {
 	const method = "queue/completion"
 	var resp wire.MutationResponse
-	if raw == nil {
-		return resp, errMissingParams(method)
-	}
-	req, err := wire.DecodeCompletion(raw)
+	req, err := decodeParams(method, raw, wire.DecodeCompletion)
 	if err != nil {
-		return resp, errInvalidParams(method, err)
+		return resp, err
 	}
 	switch req.Status {
 	case wire.CompletionCompleted, wire.CompletionFailed, wire.CompletionCancelled:

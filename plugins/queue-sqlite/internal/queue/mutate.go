@@ -119,12 +119,9 @@ func (s *Service) drop(ctx context.Context, raw json.RawMessage) (wire.MutationR
 func (s *Service) reorder(ctx context.Context, raw json.RawMessage) (wire.ReorderResponse, error) {
 	const method = "queue/reorder"
 	var resp wire.ReorderResponse
-	if raw == nil {
-		return resp, errMissingParams(method)
-	}
-	ids, err := wire.DecodeReorder(raw)
+	ids, err := decodeParams(method, raw, wire.DecodeReorder)
 	if err != nil {
-		return resp, errInvalidParams(method, err)
+		return resp, err
 	}
 	st, err := s.open(ctx)
 	if err != nil {
