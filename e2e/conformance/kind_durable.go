@@ -59,6 +59,17 @@ func durableSpawn(ctx context.Context, s *Session, dir string) (dProc, *fakehost
 	return dProc{ctx, h}, res, err
 }
 
+// durableFresh spawns the first process of a fresh project directory (the
+// session removes it); later processes join it through durableSpawn.
+func durableFresh(ctx context.Context, s *Session) (dProc, *fakehost.InitializeResult, string, error) {
+	dir, err := s.TempDir()
+	if err != nil {
+		return dProc{}, nil, "", err
+	}
+	p, res, err := durableSpawn(ctx, s, dir)
+	return p, res, dir, err
+}
+
 // call decodes the result into out; an RPC error is returned as an error.
 func (p dProc) call(method string, params, out any) error {
 	resp, err := call(p.ctx, p.h, 10*time.Second, method, params)
@@ -218,11 +229,7 @@ func sameJSON(a, b []byte) bool {
 // fresh project directory.
 func durableScenario(body func(p dProc, s *Session, dir string) error) func(context.Context, *Session) Outcome {
 	return func(ctx context.Context, s *Session) Outcome {
-		dir, err := s.TempDir()
-		if err != nil {
-			return failf("%v", err)
-		}
-		p, _, err := durableSpawn(ctx, s, dir)
+		p, _, dir, err := durableFresh(ctx, s)
 		if err != nil {
 			return failf("%v", err)
 		}
@@ -244,11 +251,7 @@ func (e skipError) Error() string { return string(e) }
 // advertised, and kind_capabilities.durable_store with crate 0.1.0 and a
 // DurableStoreCapabilities extra whose three fields are all present.
 func scenarioDurableCapabilities(ctx context.Context, s *Session) Outcome {
-	dir, err := s.TempDir()
-	if err != nil {
-		return failf("%v", err)
-	}
-	_, res, err := durableSpawn(ctx, s, dir)
+	_, res, _, err := durableFresh(ctx, s)
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -314,11 +317,7 @@ func scenarioDurableUnbound(ctx context.Context, s *Session) Outcome {
 // scenarioDurableEpochs: epochs rise with every begin_workflow_run (a repeat
 // too), are shared by processes on one project, and survive SIGKILL.
 func scenarioDurableEpochs(ctx context.Context, s *Session) Outcome {
-	dir, err := s.TempDir()
-	if err != nil {
-		return failf("%v", err)
-	}
-	a, _, err := durableSpawn(ctx, s, dir)
+	a, _, dir, err := durableFresh(ctx, s)
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -180,11 +180,7 @@ func scenarioDurableBackendDown(ctx context.Context, s *Session) Outcome {
 // process serves the commit, still honours the live reservation, accepts
 // the dead process's step_id for it, and recover_in_flight empties.
 func scenarioDurableRestart(ctx context.Context, s *Session) Outcome {
-	dir, err := s.TempDir()
-	if err != nil {
-		return failf("%v", err)
-	}
-	a, _, err := durableSpawn(ctx, s, dir)
+	a, _, dir, err := durableFresh(ctx, s)
 	if err != nil {
 		return failf("%v", err)
 	}

@@ -2,6 +2,7 @@ package pluginkit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -297,5 +298,20 @@ func TestStreamCancelledByCancelRequestAfterAck(t *testing.T) {
 	h.expectSilence(30 * time.Millisecond)
 	if r := h.call("test/released", nil); r["result"] != float64(1) {
 		t.Fatalf("a failed request's stream released %v times, want 1", r["result"])
+	}
+}
+
+// Peer.ErrorObject is exactly the error a response would carry, so a
+// stream's {id, error} notification and an error response cannot differ.
+func TestPeerErrorObjectMatchesTheResponse(t *testing.T) {
+	h := startHost(t, testPlugin())
+	h.initialize()
+	params := map[string]any{"message": "TASK-9"}
+	failed := h.call("test/fail", params)
+	object := h.call("test/fail-object", params)
+	want, _ := json.Marshal(failed["error"])
+	got, _ := json.Marshal(object["result"])
+	if string(got) != string(want) || !strings.Contains(string(got), "not_found") {
+		t.Fatalf("ErrorObject %s, want the response's error %s", got, want)
 	}
 }

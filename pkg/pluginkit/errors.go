@@ -163,8 +163,10 @@ func (e *Error) Wrap(cause error) *Error {
 	return &c
 }
 
-// wireError is the error object as it goes on the wire.
-type wireError struct {
+// ErrorObject is the JSON-RPC error object as it goes on the wire: in an
+// error response, and inside a stream's failure notification ({id, error}),
+// which Peer.ErrorObject builds.
+type ErrorObject struct {
 	Code    int            `json:"code"`
 	Message string         `json:"message"`
 	Data    map[string]any `json:"data,omitempty"`
@@ -175,7 +177,7 @@ type wireError struct {
 // message; context errors become cancelled/timeout; anything else is an
 // internal error with a generic message. The second result reports whether
 // the error is internal (logged and recorded as last_error).
-func toWire(err error, scrub func(string) string) (wireError, bool) {
+func toWire(err error, scrub func(string) string) (ErrorObject, bool) {
 	var e *Error
 	switch {
 	case errors.As(err, &e):
@@ -200,5 +202,5 @@ func toWire(err error, scrub func(string) string) (wireError, bool) {
 		code = CodeOf(category)
 	}
 	internal := code == CodeInternalError && (category == CategoryInternal || category == CategoryOther)
-	return wireError{Code: code, Message: scrub(e.Message), Data: data}, internal
+	return ErrorObject{Code: code, Message: scrub(e.Message), Data: data}, internal
 }

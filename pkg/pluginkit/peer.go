@@ -58,6 +58,20 @@ func (p *Peer) Logger() *slog.Logger { return p.s.log }
 // replaced by [REDACTED] in logs, error messages and last_error.
 func (p *Peer) AddSecret(value string) { p.s.redact.add(value) }
 
+// ErrorObject is what the host would see had a handler returned err: the
+// same code, data.category and redaction as an error response (the one
+// function, toWire, decides both). A stream uses it for the error that ends
+// it, e.g. log_storage/event {id, error}. An internal error is logged and
+// recorded as last_error, as a failed request's would be.
+func (p *Peer) ErrorObject(err error) ErrorObject {
+	eo, internal := toWire(err, p.s.redact.scrub)
+	if internal {
+		p.s.log.Error("stream failed", "error", err)
+		p.s.recordError(err)
+	}
+	return eo
+}
+
 // RecordError makes err the last_error that health/check reports. The text
 // is redacted of secrets and file paths first.
 func (p *Peer) RecordError(err error) { p.s.recordError(err) }

@@ -149,7 +149,7 @@ func (s *server) parseError(ferr *frameError) {
 	if s.currentState() == stateAwaitInit {
 		return
 	}
-	s.writeFrame(errorFrame(nil, wireError{
+	s.writeFrame(errorFrame(nil, ErrorObject{
 		Code: CodeParseError, Message: ferr.Error(),
 		Data: map[string]any{"category": CategoryParseError},
 	}))
@@ -160,7 +160,7 @@ func (s *server) handleFrame(frame []byte) bool {
 	in, envErr := decodeInbound(frame)
 	if envErr != nil {
 		s.log.Warn("invalid frame", "reason", envErr.msg)
-		s.writeFrame(errorFrame(envErr.id, wireError{
+		s.writeFrame(errorFrame(envErr.id, ErrorObject{
 			Code: CodeInvalidRequest, Message: envErr.msg,
 			Data: map[string]any{"category": CategoryProtocol},
 		}))

@@ -92,6 +92,11 @@ func testPlugin() Plugin {
 	Handle(mux, "test/fail", func(ctx context.Context, p echoParams) (any, error) {
 		return nil, fmt.Errorf("wrapped: %w", NotFound("subject %s", p.Message))
 	})
+	// test/fail-object answers, as a result, the error object test/fail's
+	// error becomes on the wire.
+	Handle(mux, "test/fail-object", func(ctx context.Context, p echoParams) (ErrorObject, error) {
+		return PeerFrom(ctx).ErrorObject(fmt.Errorf("wrapped: %w", NotFound("subject %s", p.Message))), nil
+	})
 	Handle(mux, "test/internal", func(ctx context.Context, p echoParams) (any, error) {
 		return nil, errors.New("open /var/lib/secret/db.sqlite: permission denied, token=" + p.Message)
 	})

@@ -111,7 +111,7 @@ func responseFrame(id json.RawMessage, result any) ([]byte, error) {
 	return encodeFrame([]byte(`{"jsonrpc":"2.0","id":`+string(id)+`,"result":`), result)
 }
 
-func errorFrame(id json.RawMessage, we wireError) []byte {
+func errorFrame(id json.RawMessage, we ErrorObject) []byte {
 	if id == nil {
 		id = nullID
 	}

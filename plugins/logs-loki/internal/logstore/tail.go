@@ -33,15 +33,9 @@ type TailAck struct {
 // tailEvent is log_storage/event's params: the tail request id exactly
 // as sent, and one entry or the error that ends the tail.
 type tailEvent struct {
-	ID    json.RawMessage `json:"id"`
-	Entry *Entry          `json:"entry,omitempty"`
-	Error *tailError      `json:"error,omitempty"`
-}
-
-type tailError struct {
-	Code    int            `json:"code"`
-	Message string         `json:"message"`
-	Data    map[string]any `json:"data,omitempty"`
+	ID    json.RawMessage        `json:"id"`
+	Entry *Entry                 `json:"entry,omitempty"`
+	Error *pluginkit.ErrorObject `json:"error,omitempty"`
 }
 
 // tail answers log_storage/tail. The backlog (the newest limit matches,
@@ -187,20 +181,17 @@ func (t *liveTail) run(ctx context.Context, emit func(record) bool) {
 	}
 }
 
-// fail sends the one error notification that ends the tail.
+// fail sends the one error notification that ends the tail. Its error
+// object is built by pluginkit exactly as an error response would be.
 func (t *liveTail) fail(err error) {
 	e := rpcError("tail", err)
-	te := &tailError{Code: pluginkit.CodeInternalError, Message: "backend unavailable: tail lost", Data: map[string]any{"category": "unavailable"}}
 	var pe *pluginkit.Error
-	if errors.As(e, &pe) {
-		te.Code, te.Message = pe.Code, pe.Message
-		te.Data = map[string]any{"category": pe.Category}
-		for k, v := range pe.Data {
-			te.Data[k] = v
-		}
+	if !errors.As(e, &pe) {
+		e = pluginkit.Unavailable("tail lost")
 	}
 	t.s.log.Warn("tail ended by an error", "error", err)
-	_ = t.peer.Notify("log_storage/event", tailEvent{ID: t.id, Error: te})
+	eo := t.peer.ErrorObject(e)
+	_ = t.peer.Notify("log_storage/event", tailEvent{ID: t.id, Error: &eo})
 }
 
 // followWS reads websocket frames, reconnecting from the last seen

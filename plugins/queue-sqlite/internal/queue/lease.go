@@ -147,11 +147,7 @@ func (s *Service) releasePending(ctx context.Context, raw json.RawMessage) (wire
 	if err != nil {
 		return resp, err
 	}
-	st, err := s.open(ctx)
-	if err != nil {
-		return resp, err
-	}
-	err = st.Update(ctx, func(tx *store.Tx) error {
+	err = s.update(ctx, func(tx *store.Tx) error {
 		now := s.now()
 		e, err := tx.Get(ctx, req.EntryID)
 		switch {

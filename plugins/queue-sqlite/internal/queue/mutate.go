@@ -15,12 +15,8 @@ import (
 func (s *Service) mutate(ctx context.Context, method, id string,
 	fn func(tx *store.Tx, e *store.Entry, now time.Time) (wire.MutationResponse, error),
 ) (wire.MutationResponse, error) {
-	st, err := s.open(ctx)
-	if err != nil {
-		return wire.MutationResponse{}, err
-	}
 	var resp wire.MutationResponse
-	err = st.Update(ctx, func(tx *store.Tx) error {
+	err := s.update(ctx, func(tx *store.Tx) error {
 		now := s.now() // under the lock, so timestamps follow commit order
 		e, err := tx.Get(ctx, id)
 		if err != nil {
@@ -123,11 +119,7 @@ func (s *Service) reorder(ctx context.Context, raw json.RawMessage) (wire.Reorde
 	if err != nil {
 		return resp, err
 	}
-	st, err := s.open(ctx)
-	if err != nil {
-		return resp, err
-	}
-	err = st.Update(ctx, func(tx *store.Tx) error {
+	err = s.update(ctx, func(tx *store.Tx) error {
 		named, last, err := namedEntries(ctx, tx, ids)
 		if err != nil || len(named) == 0 {
 			return err

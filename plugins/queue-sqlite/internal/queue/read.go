@@ -70,17 +70,14 @@ func (s *Service) stats(ctx context.Context, _ json.RawMessage) (wire.Stats, err
 func (s *Service) nextDeadline(ctx context.Context, _ json.RawMessage) (wire.NextDeadlineResponse, error) {
 	const method = "queue/next_deadline"
 	var resp wire.NextDeadlineResponse
-	st, err := s.open(ctx)
-	if err != nil {
-		return resp, err
-	}
 	var runAt *string
-	err = st.Update(ctx, func(tx *store.Tx) error {
+	err := s.update(ctx, func(tx *store.Tx) error {
 		now := s.now()
 		if err := s.sweep(ctx, tx, now, method); err != nil {
 			return err
 		}
-		runAt, err = tx.NextRunAt(ctx, unixNS(now))
+		at, err := tx.NextRunAt(ctx, unixNS(now))
+		runAt = at
 		return err
 	})
 	if err != nil {

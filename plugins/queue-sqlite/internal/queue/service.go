@@ -106,6 +106,16 @@ func (s *Service) Init(ctx context.Context, _ *pluginkit.Peer, params pluginkit.
 	return nil
 }
 
+// update runs fn in one write transaction (BEGIN IMMEDIATE) on the bound
+// project's store, opening it on first use.
+func (s *Service) update(ctx context.Context, fn func(tx *store.Tx) error) error {
+	st, err := s.open(ctx)
+	if err != nil {
+		return err
+	}
+	return st.Update(ctx, fn)
+}
+
 // open returns the project's store, opening it on first use. The project
 // root must exist: creating it would hide a host bug behind an empty queue.
 func (s *Service) open(ctx context.Context) (*store.Store, error) {
