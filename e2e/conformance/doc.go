@@ -9,7 +9,9 @@
 // testkit's scenarios (subject, trigger, transport, log-storage) and add
 // the ones the testkit lacks; the plugin issues extend them.
 //
-// Scenarios that need a slow, cancellable request run only against plugins
-// that opt in with the capability string "$harness/slow" and serve
-// harness/slow {ms}; the others SKIP them, saying why.
+// Scenarios that need a slow, cancellable request (ping while busy, cancel,
+// drain) spawn the plugin with ANIMUS_PLUGIN_HARNESS=slow and run when that
+// process advertises "$harness/slow" and serves harness/slow {ms}: every
+// pluginkit binary does (pluginkit.HarnessEnv), and a third-party plugin
+// can opt in the same way. The others SKIP them, saying why.
 package conformance

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
@@ -13,6 +14,11 @@ import (
 // $/cancelRequest on it.
 const HarnessSlow = "$harness/slow"
 
+// HarnessEnv is what the busy scenarios set to ask a pluginkit binary for
+// harness/slow (pluginkit.HarnessEnv; the daemon never forwards it). Other
+// plugins opt in by advertising HarnessSlow on their own.
+const HarnessEnv = "ANIMUS_PLUGIN_HARNESS"
+
 func busyScenarios() []Scenario {
 	return []Scenario{
 		{"generic", "ping-while-busy", scenarioPingWhileBusy},
@@ -21,13 +27,24 @@ func busyScenarios() []Scenario {
 	}
 }
 
-// readySlow is ready for the scenarios that need harness/slow: a plugin
+// readySlow is ready for the scenarios that need harness/slow. It spawns
+// with HarnessEnv set and reads that process's own capabilities: a plugin
 // that does not opt in is skipped, saying why.
 func readySlow(ctx context.Context, s *Session) (*fakehost.Host, Outcome, bool) {
-	if !s.Advertises(HarnessSlow) || !s.Advertises("harness/slow") {
-		return nil, skipf("the plugin does not opt in with %s", HarnessSlow), false
+	h, res, err := s.SpawnReady(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon}, func(c *fakehost.Config) {
+		extra := map[string]string{HarnessEnv: "slow"}
+		for k, v := range c.Extra {
+			extra[k] = v
+		}
+		c.Extra = extra
+	})
+	if err != nil {
+		return nil, failf("%v", err), false
 	}
-	return ready(ctx, s)
+	if !slices.Contains(res.Capabilities.Methods, HarnessSlow) || !slices.Contains(res.Capabilities.Methods, "harness/slow") {
+		return nil, skipf("the plugin does not opt in with %s (nor serves it under %s=slow)", HarnessSlow, HarnessEnv), false
+	}
+	return h, Outcome{}, true
 }
 
 // startSlow sends harness/slow with the given id without waiting.

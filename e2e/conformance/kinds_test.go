@@ -62,14 +62,6 @@ var suiteCases = []struct {
 	}},
 }
 
-// harnessSlow are the generic scenarios a plugin without $harness/slow
-// skips; the fixtures do not opt in.
-var harnessSlow = map[string]bool{
-	"generic/ping-while-busy":           true,
-	"generic/cancel-request":            true,
-	"generic/shutdown-drains-in-flight": true,
-}
-
 func TestKindSuites(t *testing.T) {
 	set := schemas(t)
 	for _, tc := range suiteCases {
@@ -109,7 +101,7 @@ func TestKindSuites(t *testing.T) {
 			for _, r := range rep.Results {
 				suite, scenario, _ := strings.Cut(r.ID, "/")
 				if suite == "generic" {
-					if r.Status != conformance.Pass && !(r.Status == conformance.Skip && harnessSlow[r.ID]) {
+					if r.Status != conformance.Pass {
 						t.Errorf("%s: %s %s\nwire log:\n%s\nstderr:\n%s", r.ID, r.Status, r.Reason, r.WireLog, r.Stderr)
 					}
 					continue

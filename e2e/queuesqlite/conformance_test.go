@@ -9,8 +9,8 @@ import (
 
 // TestConformance puts the built binary through every scenario the
 // conformance runner applies to it: the generic lifecycle and wire suite,
-// its kind's suite and its own. All must pass; only the generic scenarios
-// that need the $harness/slow opt-in may skip.
+// its kind's suite and its own. All must pass and none may skip: the busy
+// scenarios reach the binary's harness/slow through pluginkit.HarnessEnv.
 func TestConformance(t *testing.T) {
 	conformancetest.RequireAllPass(t, binaries.Path(t, binaryName), nil)
 }

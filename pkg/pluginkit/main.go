@@ -20,6 +20,9 @@ import (
 //	<command> …      a Plugin.Commands mode (for operators)
 //	(no arguments)   serve; a terminal on stdin gets a hint and exit 2
 func Main(p Plugin) int {
+	// Before the arguments, so --manifest and initialize agree on the
+	// capability list under the same environment.
+	p.enableHarness(os.Getenv(HarnessEnv))
 	if code, done := p.handleArgs(os.Args[1:], os.Stdout, os.Stderr); done {
 		return code
 	}

@@ -13,8 +13,8 @@ import (
 // RequireAllPass runs every scenario that applies to binary (the generic
 // suite, its kind's suite and its own suite: conformance.ScenariosFor, so
 // a suite missing from the registry shows up here) and fails t on any
-// FAIL, and on any SKIP other than the generic scenarios that need the
-// $harness/slow opt-in, which no production plugin carries. env overlays
+// FAIL and on any SKIP: every pluginkit binary serves the busy scenarios'
+// harness/slow under pluginkit.HarnessEnv, so nothing needs skipping. env overlays
 // the daemon's environment (a fake upstream's URL and tokens). The report
 // is logged, with wire logs of failing scenarios, and returned.
 func RequireAllPass(t testing.TB, binary string, env map[string]string) conformance.Report {
@@ -40,7 +40,7 @@ func RequireAllPass(t testing.TB, binary string, env map[string]string) conforma
 		switch {
 		case r.Status == conformance.Fail:
 			t.Errorf("%s failed: %s", r.ID, r.Reason)
-		case r.Status == conformance.Skip && !strings.Contains(r.Reason, conformance.HarnessSlow):
+		case r.Status == conformance.Skip:
 			t.Errorf("%s skipped: %s", r.ID, r.Reason)
 		}
 	}
