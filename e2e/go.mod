@@ -5,6 +5,7 @@ go 1.26
 require (
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit v0.0.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+	golang.org/x/tools v0.52.0
 )
 
 require (

@@ -149,23 +149,28 @@ func TestCrossProcessWatch(t *testing.T) {
 }
 
 // unwatch as a notification (the daemon's form) and as a request both stop
-// delivery; a watch survives another's unwatch.
+// delivery, and so does $/cancelRequest for the watch's id after its ack
+// (pluginkit.Stream); a watch survives the others' ends.
 func TestUnwatch(t *testing.T) {
 	p := newProject(t, map[string]string{"ANIMUS_SQLITE_WATCH_POLL_MS": "40"})
 	a, b := p.start(), p.start()
 	watch(t, a, "7", "subject/watch", nil)
 	watch(t, a, "8", "task/watch", nil)
 	watch(t, a, "9", "subject/watch", map[string]any{})
+	watch(t, a, "10", "subject/watch", nil)
 	create(t, b, "task/create", map[string]any{"title": "one"})
-	waitEvents(t, a, "7", 1)
-	waitEvents(t, a, "8", 1)
-	waitEvents(t, a, "9", 1)
+	for _, id := range []string{"7", "8", "9", "10"} {
+		waitEvents(t, a, id, 1)
+	}
 
 	if err := a.Notify("subject/unwatch", map[string]string{"watch_id": "7"}); err != nil {
 		t.Fatal(err)
 	}
 	if raw := e2etest.Call(t, a, "task/unwatch", map[string]any{"watch_id": 8}); string(raw) != `{"ok":true}` {
 		t.Fatalf("unwatch request: %s", raw)
+	}
+	if err := a.Notify("$/cancelRequest", map[string]int{"id": 10}); err != nil {
+		t.Fatal(err)
 	}
 	// The notification has no reply to wait for: a later request on the
 	// same connection is processed after it was read; give its worker a
@@ -179,6 +184,9 @@ func TestUnwatch(t *testing.T) {
 	}
 	if n := len(events(t, a, "8")); n != 1 {
 		t.Errorf("watch 8 got %d events after unwatch (request)", n)
+	}
+	if n := len(events(t, a, "10")); n != 1 {
+		t.Errorf("watch 10 got %d events after $/cancelRequest", n)
 	}
 }
 

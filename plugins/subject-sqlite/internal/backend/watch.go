@@ -28,14 +28,27 @@ func (sc scope) watch(ctx context.Context, raw json.RawMessage) (*watchAck, erro
 	}
 	f.Kind, f.ScopeKinds = kinds, nil
 	id := pluginkit.RequestID(ctx)
-	arm, err := sc.app.hub.Watch(ctx, watchKey(id), id, f)
+	reg, err := sc.app.hub.Watch(ctx, watchKey(id), id, f)
 	if err != nil {
 		return nil, rpcError(err, "")
 	}
-	// Events start once the ack is written, so none can precede it.
-	if !pluginkit.AfterReply(ctx, arm) {
-		arm()
-	}
+	// Events start once the ack is written, so none can precede it. The
+	// watch then lasts until unwatch, a newer watch with this id, or the
+	// stream's end: drain, or $/cancelRequest for this id after the ack.
+	// A request that fails or is cancelled before its ack drops the
+	// watcher it registered.
+	pluginkit.Stream(ctx, func(ctx context.Context) {
+		if ctx.Err() != nil {
+			reg.Stop()
+			return
+		}
+		reg.Arm()
+		select {
+		case <-ctx.Done():
+			reg.Stop()
+		case <-reg.Done():
+		}
+	})
 	return &watchAck{Watching: true}, nil
 }
 

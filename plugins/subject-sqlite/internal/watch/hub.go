@@ -47,7 +47,8 @@ type watcher struct {
 	mu     sync.Mutex // held while sending, so Unwatch waits out a send in progress
 	after  int64      // last seq this watcher has been offered
 	closed bool
-	armed  bool // guarded by Hub.mu; see Watch
+	done   chan struct{} // closed with closed
+	armed  bool          // guarded by Hub.mu; see Watch
 }
 
 // params is the notification's params: {id, event}.
@@ -63,16 +64,16 @@ func New(src Source, hints model.Hints, poll time.Duration, log *slog.Logger) *H
 
 // Watch registers a watcher under key (the stringified request id). It
 // sees every event committed after this call; a watch with the same key
-// replaces the old one. Nothing is sent until the returned arm is called:
-// the caller arms it once the watch's ack is on the wire
-// (pluginkit.AfterReply), so no event can overtake the ack. Events
-// committed meanwhile are not lost: they wait in the change log.
-func (h *Hub) Watch(ctx context.Context, key string, reqID json.RawMessage, f model.Filter) (arm func(), err error) {
+// replaces the old one. Nothing is sent until the registration is armed:
+// the caller arms it once the watch's ack is on the wire (pluginkit.Stream),
+// so no event can overtake the ack. Events committed meanwhile are not
+// lost: they wait in the change log.
+func (h *Hub) Watch(ctx context.Context, key string, reqID json.RawMessage, f model.Filter) (*Registration, error) {
 	after, err := h.src.LastEventSeq(ctx)
 	if err != nil {
 		return nil, err
 	}
-	w := &watcher{key: key, reqID: reqID, filter: f, after: after}
+	w := &watcher{key: key, reqID: reqID, filter: f, after: after, done: make(chan struct{})}
 	h.mu.Lock()
 	old := h.watchers[key]
 	h.watchers[key] = w
@@ -80,12 +81,36 @@ func (h *Hub) Watch(ctx context.Context, key string, reqID json.RawMessage, f mo
 	if old != nil {
 		old.close()
 	}
-	return func() {
-		h.mu.Lock()
-		w.armed = true
-		h.mu.Unlock()
-		h.Nudge()
-	}, nil
+	return &Registration{hub: h, w: w}, nil
+}
+
+// Registration is one watch, held by the request that opened it.
+type Registration struct {
+	hub *Hub
+	w   *watcher
+}
+
+// Arm starts delivery to the watcher.
+func (r *Registration) Arm() {
+	r.hub.mu.Lock()
+	r.w.armed = true
+	r.hub.mu.Unlock()
+	r.hub.Nudge()
+}
+
+// Done is closed once the watch has stopped, for whatever reason: unwatch,
+// a newer watch under its key, a failed send, Stop, or the hub's end.
+func (r *Registration) Done() <-chan struct{} { return r.w.done }
+
+// Stop ends this watch and no other: a newer watch registered under the
+// same key stays. Once it returns no further event is sent for it.
+func (r *Registration) Stop() {
+	r.hub.mu.Lock()
+	if r.hub.watchers[r.w.key] == r.w {
+		delete(r.hub.watchers, r.w.key)
+	}
+	r.hub.mu.Unlock()
+	r.w.close()
 }
 
 // Unwatch stops the watcher under key; once it returns no further event
@@ -226,6 +251,9 @@ func (w *watcher) offer(ev store.EventRow, sub *model.Subject, hints model.Hints
 
 func (w *watcher) close() {
 	w.mu.Lock()
-	w.closed = true
+	if !w.closed {
+		w.closed = true
+		close(w.done)
+	}
 	w.mu.Unlock()
 }

@@ -99,15 +99,15 @@ func TestHubDeliversOtherWritersInOrder(t *testing.T) {
 	go func() { hub.Run(ctx, rec.notify); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	if arm, err := hub.Watch(ctx, "7", json.RawMessage(`7`), model.Filter{}); err != nil {
+	if reg, err := hub.Watch(ctx, "7", json.RawMessage(`7`), model.Filter{}); err != nil {
 		t.Fatal(err)
 	} else {
-		arm()
+		reg.Arm()
 	}
-	if arm, err := hub.Watch(ctx, "w", json.RawMessage(`"w"`), model.Filter{Status: []model.Status{model.Blocked}}); err != nil {
+	if reg, err := hub.Watch(ctx, "w", json.RawMessage(`"w"`), model.Filter{Status: []model.Status{model.Blocked}}); err != nil {
 		t.Fatal(err)
 	} else {
-		arm()
+		reg.Arm()
 	}
 	var ids []string
 	for i := range 6 {
@@ -162,10 +162,10 @@ func TestHubDropsWatcherWhenConnectionFails(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { hub.Run(ctx, rec.notify); close(done) }()
-	if arm, err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{}); err != nil {
+	if reg, err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{}); err != nil {
 		t.Fatal(err)
 	} else {
-		arm()
+		reg.Arm()
 	}
 	create(t, s, model.Ready)
 	deadline := time.Now().Add(5 * time.Second)
@@ -177,10 +177,10 @@ func TestHubDropsWatcherWhenConnectionFails(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if arm, err := hub.Watch(context.Background(), "2", json.RawMessage(`2`), model.Filter{}); err != nil {
+	if reg, err := hub.Watch(context.Background(), "2", json.RawMessage(`2`), model.Filter{}); err != nil {
 		t.Fatal(err)
 	} else {
-		arm()
+		reg.Arm()
 	}
 }
 
@@ -194,7 +194,7 @@ func TestHubHoldsWatcherUntilArmed(t *testing.T) {
 	done := make(chan struct{})
 	go func() { hub.Run(ctx, rec.notify); close(done) }()
 	defer func() { cancel(); <-done }()
-	arm, err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{})
+	reg, err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +204,66 @@ func TestHubHoldsWatcherUntilArmed(t *testing.T) {
 	if n := len(rec.snapshot()); n != 0 {
 		t.Fatalf("an unarmed watcher was sent %d event(s)", n)
 	}
-	arm()
+	reg.Arm()
 	rec.waitFor(t, 1)
+}
+
+// Stop ends its own watch only: a newer watch that took over the key keeps
+// receiving, and Done reports every way a watch ends.
+func TestRegistrationStopAndDone(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "s.db"))
+	hub := New(s, nil, 10*time.Millisecond, slog.New(slog.DiscardHandler))
+	rec := &recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { hub.Run(ctx, rec.notify); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	watch := func(key string) *Registration {
+		t.Helper()
+		reg, err := hub.Watch(ctx, key, json.RawMessage(`"`+key+`"`), model.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg.Arm()
+		return reg
+	}
+	isDone := func(reg *Registration) bool {
+		select {
+		case <-reg.Done():
+			return true
+		default:
+			return false
+		}
+	}
+
+	old := watch("k")
+	newer := watch("k") // replaces old under the same key
+	if !isDone(old) || isDone(newer) {
+		t.Fatalf("after replacement: old done %v, newer done %v; want true, false", isDone(old), isDone(newer))
+	}
+	old.Stop() // must not remove newer
+	if hub.Len() != 1 {
+		t.Fatalf("the replaced watch's Stop removed the newer one: %d watchers", hub.Len())
+	}
+	create(t, s, model.Ready)
+	rec.waitFor(t, 1)
+
+	newer.Stop()
+	if !isDone(newer) || hub.Len() != 0 {
+		t.Fatalf("after Stop: done %v, %d watchers", isDone(newer), hub.Len())
+	}
+	n := len(rec.snapshot())
+	create(t, s, model.Ready)
+	hub.Nudge()
+	time.Sleep(100 * time.Millisecond)
+	if got := len(rec.snapshot()); got != n {
+		t.Fatalf("a stopped watch was sent %d more event(s)", got-n)
+	}
+
+	byUnwatch := watch("u")
+	hub.Unwatch("u")
+	if !isDone(byUnwatch) {
+		t.Fatal("Unwatch did not close Done")
+	}
 }
