@@ -1,8 +1,11 @@
 package golden
 
 import (
+	"bytes"
 	"context"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +14,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
+	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
@@ -63,7 +67,7 @@ func play(t *testing.T, binary, file string) {
 	}
 	ctx, cancel := context.WithTimeout(e2etest.Ctx(t, 2*time.Minute), time.Minute)
 	defer cancel()
-	got, h, err := Run(ctx, binary, root, sc, e2etest.Schemas(t))
+	got, h, err := Run(ctx, binary, vars(t, root, original), sc, e2etest.Schemas(t))
 	if h != nil {
 		defer func() {
 			h.Close()
@@ -108,4 +112,23 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return b.String()
+}
+
+// vars starts the fakes a script names and returns its placeholders:
+// ${PROJECT_ROOT}; ${NOW}, the current second in RFC 3339 (for backends
+// that refuse old data); ${FAKELOKI_URL}, an in-process fake Loki; ${RECEIVER_URL}, a webhook
+// receiver that answers 204 to every request.
+func vars(t *testing.T, root string, script []byte) Vars {
+	v := Vars{"PROJECT_ROOT": root, "NOW": time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)}
+	if bytes.Contains(script, []byte("${FAKELOKI_URL}")) {
+		v["FAKELOKI_URL"] = fakeloki.New(t, fakeloki.Options{}).URL()
+	}
+	if bytes.Contains(script, []byte("${RECEIVER_URL}")) {
+		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		t.Cleanup(rcv.Close)
+		v["RECEIVER_URL"] = rcv.URL
+	}
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"sort"
 )
 
 // The standard rules replace what differs between two runs of the same
@@ -21,12 +22,20 @@ var (
 	gaugeRe = regexp.MustCompile(`"(uptime_ms|memory_usage_bytes)":\d+`)
 )
 
-// normalize rewrites the plugin's frames for comparison: the project root
-// and the build version become placeholders, then the standard rules, then
-// the script's own.
-func normalize(out []byte, root, version string, extra []Rule) []byte {
-	if root != "" {
-		out = bytes.ReplaceAll(out, []byte(root), []byte("${PROJECT_ROOT}"))
+// normalize rewrites the plugin's frames for comparison: the variables'
+// values (longest first, so a URL wins over a prefix of it) and the build
+// version become placeholders, then the standard rules, then the script's
+// own.
+func normalize(out []byte, vars Vars, version string, extra []Rule) []byte {
+	names := make([]string, 0, len(vars))
+	for name, value := range vars {
+		if value != "" {
+			names = append(names, name)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return len(vars[names[i]]) > len(vars[names[j]]) })
+	for _, name := range names {
+		out = bytes.ReplaceAll(out, []byte(vars[name]), []byte("${"+name+"}"))
 	}
 	if version != "" {
 		out = bytes.ReplaceAll(out, []byte(`"`+version+`"`), []byte(`"<VERSION>"`))

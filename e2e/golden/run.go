@@ -19,15 +19,29 @@ const stepTimeout = 10 * time.Second
 // refRe is "${ID.path}": a value from an earlier response's result.
 var refRe = regexp.MustCompile(`\$\{([^.}]+)\.([^}]+)\}`)
 
+// Vars are the ${NAME} placeholders a script may use in its env and
+// client frames: PROJECT_ROOT always, plus the fakes the caller started
+// (FAKELOKI_URL, RECEIVER_URL). The plugin's frames get the values
+// turned back into the placeholders, so goldens do not hold ports or paths.
+type Vars map[string]string
+
+func (v Vars) expand(s []byte) []byte {
+	for name, value := range v {
+		s = bytes.ReplaceAll(s, []byte("${"+name+"}"), []byte(value))
+	}
+	return s
+}
+
 // Run spawns binary the way the daemon does (scrubbed environment plus
-// env_required and the script's env, cwd = root, a fresh project), plays
-// the script's client steps and returns the plugin's frames, normalised,
-// one per line, followed by how the process ended. The host is returned
-// for its wire log and stderr; the caller closes it.
-func Run(ctx context.Context, binary, root string, sc *Script, schemas *schemacheck.Set) ([]byte, *fakehost.Host, error) {
+// env_required and the script's env, cwd = vars["PROJECT_ROOT"], a fresh
+// project), plays the script's client steps and returns the plugin's
+// frames, normalised, one per line, followed by how the process ended.
+// The host is returned for its wire log and stderr; the caller closes it.
+func Run(ctx context.Context, binary string, vars Vars, sc *Script, schemas *schemacheck.Set) ([]byte, *fakehost.Host, error) {
+	root := vars["PROJECT_ROOT"]
 	env := map[string]string{}
 	for k, v := range sc.Env {
-		env[k] = strings.ReplaceAll(v, "${PROJECT_ROOT}", root)
+		env[k] = string(vars.expand([]byte(v)))
 	}
 	manifest, err := fakehost.Probe(ctx, binary, fakehost.ProbeOptions{Env: env})
 	if err != nil {
@@ -40,7 +54,7 @@ func Run(ctx context.Context, binary, root string, sc *Script, schemas *schemach
 	if err != nil {
 		return nil, nil, err
 	}
-	p := player{h: h, root: root, results: map[string]json.RawMessage{}, waited: map[string]int{}}
+	p := player{h: h, vars: vars, results: map[string]json.RawMessage{}, waited: map[string]int{}}
 	var frames [][]byte
 	mark := 0
 	for _, st := range sc.Steps {
@@ -61,13 +75,13 @@ func Run(ctx context.Context, binary, root string, sc *Script, schemas *schemach
 	} else {
 		out.WriteString("# still running after the last step (killed)\n")
 	}
-	return normalize(out.Bytes(), root, manifest.Version, sc.Normalize), h, nil
+	return normalize(out.Bytes(), vars, manifest.Version, sc.Normalize), h, nil
 }
 
 // player runs steps against one process.
 type player struct {
 	h       *fakehost.Host
-	root    string
+	vars    Vars
 	results map[string]json.RawMessage // compact id → result
 	waited  map[string]int             // notifications consumed by !wait, per method
 }
@@ -141,9 +155,9 @@ func countMethod(h *fakehost.Host, method string) int {
 	return n
 }
 
-// expand fills ${PROJECT_ROOT} and ${ID.path} references.
+// expand fills ${NAME} variables and ${ID.path} references.
 func (p *player) expand(frame []byte) ([]byte, error) {
-	frame = bytes.ReplaceAll(frame, []byte("${PROJECT_ROOT}"), []byte(p.root))
+	frame = p.vars.expand(frame)
 	var bad error
 	frame = refRe.ReplaceAllFunc(frame, func(m []byte) []byte {
 		sub := refRe.FindSubmatch(m)

@@ -15,7 +15,7 @@ import (
 //
 //	comment      what the conversation shows (kept on -update)
 //	-- env --    optional KEY=VALUE lines: the daemon's environment overlay;
-//	             ${PROJECT_ROOT} is the process's project root
+//	             ${NAME} variables (see Vars) are expanded
 //	-- client -- the host's side, one step per line (see Step)
 //	-- normalize -- optional "regexp => replacement" lines, applied to the
 //	             plugin's frames after the standard rules (see normalize.go)
@@ -33,7 +33,7 @@ type Script struct {
 // (it has an id) waits for its response, a notification waits Settle for
 // whatever it causes. "${ID.path}" inside a frame is replaced by the JSON
 // value at path in the result of the earlier response with that id (for
-// ids the plugin generated), and ${PROJECT_ROOT} by the project root.
+// ids the plugin generated), and ${NAME} by a variable (see Vars).
 // Directives start with "!":
 //
 //	!wait METHOD   wait until one more METHOD notification than seen so far arrives

@@ -55,6 +55,7 @@ func TestNormalize(t *testing.T) {
 		{"uuids", `"3f0c2a4e-1b2c-4d5e-8f90-0123456789ab","3f0c2a4e-1b2c-4d5e-8f90-0123456789ab"`, `"<UUID-1>","<UUID-1>"`, nil},
 		{"gauges", `{"uptime_ms":12,"memory_usage_bytes":345}`, `{"uptime_ms":<N>,"memory_usage_bytes":<N>}`, nil},
 		{"root and version", `{"root":"/tmp/p1/x","version":"v1.2.3"}`, `{"root":"${PROJECT_ROOT}/x","version":"<VERSION>"}`, nil},
+		{"fake url", `"url":"http://127.0.0.1:4100/loki"`, `"url":"${FAKELOKI_URL}/loki"`, nil},
 		{"script rule", `127.0.0.1:43123`, `127.0.0.1:<PORT>`, []string{`127\.0\.0\.1:\d+ => 127.0.0.1:<PORT>`}},
 		{"plain text untouched", `"message":"not found: TASK-7"`, `"message":"not found: TASK-7"`, nil},
 	}
@@ -68,7 +69,7 @@ func TestNormalize(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := string(normalize([]byte(c.in), "/tmp/p1", "v1.2.3", sc.Normalize)); got != c.want {
+			if got := string(normalize([]byte(c.in), Vars{"PROJECT_ROOT": "/tmp/p1", "FAKELOKI_URL": "http://127.0.0.1:4100"}, "v1.2.3", sc.Normalize)); got != c.want {
 				t.Fatalf("got  %s\nwant %s", got, c.want)
 			}
 		})
