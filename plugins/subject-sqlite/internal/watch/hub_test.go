@@ -92,12 +92,8 @@ func TestHubDeliversOtherWritersInOrder(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.db")
 	mine, theirs := open(t, path), open(t, path)
 	create(t, theirs, model.Ready) // before any watch: never delivered
-	hub := New(mine, nil, 20*time.Millisecond, slog.New(slog.DiscardHandler))
 	rec := &recorder{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { hub.Run(ctx, rec.notify); close(done) }()
-	defer func() { cancel(); <-done }()
+	hub, ctx := runHub(t, mine, 20*time.Millisecond, rec)
 
 	if reg, err := hub.Watch(ctx, "7", json.RawMessage(`7`), model.Filter{}); err != nil {
 		t.Fatal(err)
@@ -188,12 +184,8 @@ func TestHubDropsWatcherWhenConnectionFails(t *testing.T) {
 // watch ack is written); events committed meanwhile wait, then arrive.
 func TestHubHoldsWatcherUntilArmed(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
-	hub := New(s, nil, time.Hour, slog.New(slog.DiscardHandler)) // only nudges wake it
 	rec := &recorder{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { hub.Run(ctx, rec.notify); close(done) }()
-	defer func() { cancel(); <-done }()
+	hub, ctx := runHub(t, s, time.Hour, rec) // only nudges wake it
 	reg, err := hub.Watch(ctx, "1", json.RawMessage(`1`), model.Filter{})
 	if err != nil {
 		t.Fatal(err)
@@ -212,12 +204,8 @@ func TestHubHoldsWatcherUntilArmed(t *testing.T) {
 // receiving, and Done reports every way a watch ends.
 func TestRegistrationStopAndDone(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "s.db"))
-	hub := New(s, nil, 10*time.Millisecond, slog.New(slog.DiscardHandler))
 	rec := &recorder{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { hub.Run(ctx, rec.notify); close(done) }()
-	defer func() { cancel(); <-done }()
+	hub, ctx := runHub(t, s, 10*time.Millisecond, rec)
 
 	watch := func(key string) *Registration {
 		t.Helper()
@@ -266,4 +254,16 @@ func TestRegistrationStopAndDone(t *testing.T) {
 	if !isDone(byUnwatch) {
 		t.Fatal("Unwatch did not close Done")
 	}
+}
+
+// runHub starts a hub over src that polls every poll and sends to rec; it
+// stops, and its Run returns, when the test ends. ctx is Run's context.
+func runHub(t *testing.T, src Source, poll time.Duration, rec *recorder) (*Hub, context.Context) {
+	t.Helper()
+	hub := New(src, nil, poll, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { hub.Run(ctx, rec.notify); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return hub, ctx
 }
