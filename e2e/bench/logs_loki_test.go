@@ -18,20 +18,11 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/logwire"
 )
 
-// lokiEntry is the wire LogEntry in the field order the plugin writes its
-// Loki line in.
-type lokiEntry struct {
-	ID         string          `json:"id"`
-	TS         string          `json:"ts"`
-	Level      string          `json:"level"`
-	Source     string          `json:"source"`
-	SourceName string          `json:"source_name,omitempty"`
-	Target     string          `json:"target"`
-	Message    string          `json:"message"`
-	Fields     json.RawMessage `json:"fields,omitempty"`
-}
+// lokiEntry is the wire LogEntry; its field order is the plugin's Loki line.
+type lokiEntry = logwire.Entry
 
 var (
 	lokiLevels  = []string{"trace", "debug", "info", "warn", "error"}

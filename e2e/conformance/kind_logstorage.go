@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/logwire"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 )
 
@@ -42,17 +43,8 @@ func logSpawn(ctx context.Context, s *Session) (*fakehost.Host, *fakehost.Initia
 	})
 }
 
-// logEntry is the wire LogEntry in the upstream struct's field order.
-type logEntry struct {
-	ID         string          `json:"id"`
-	TS         string          `json:"ts"`
-	Level      string          `json:"level"`
-	Source     string          `json:"source"`
-	SourceName string          `json:"source_name,omitempty"`
-	Target     string          `json:"target"`
-	Message    string          `json:"message"`
-	Fields     json.RawMessage `json:"fields,omitempty"`
-}
+// logEntry is the wire LogEntry.
+type logEntry = logwire.Entry
 
 // testkitEntry is the testkit's fresh entry for a scenario (logs-loki.md §5):
 // id "testkit-<suffix>-<unix nanos>", ts now, the target embedding the id.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/logwire"
 	"slices"
 	"sync"
 	"time"
@@ -18,17 +19,8 @@ type Event struct {
 	Payload    json.RawMessage `json:"payload"`
 }
 
-// LogEntry is DaemonLogEntry.
-type LogEntry struct {
-	ID         string          `json:"id"`
-	TS         string          `json:"ts"`
-	Level      string          `json:"level"`
-	Source     string          `json:"source"`
-	SourceName string          `json:"source_name,omitempty"`
-	Target     string          `json:"target"`
-	Message    string          `json:"message"`
-	Fields     json.RawMessage `json:"fields,omitempty"`
-}
+// LogEntry is DaemonLogEntry, the same wire type as the log-storage LogEntry.
+type LogEntry = logwire.Entry
 
 // WorkflowEvent is the workflow/event payload.
 type WorkflowEvent struct {

@@ -128,31 +128,23 @@ func (p *player) play(ctx context.Context, st Step) error {
 }
 
 // wait blocks until one more method notification than already consumed
-// has arrived. It polls: the host's notification callbacks run under its
-// lock, so they cannot count.
+// has arrived. WaitNotification offers each notification to match once,
+// in order, so counting inside match finds the want-th.
 func (p *player) wait(ctx context.Context, method string) error {
 	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
 	defer cancel()
-	want := p.waited[method] + 1
-	for countMethod(p.h, method) < want {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("!wait %s: notification %d never arrived: %w", method, want, ctx.Err())
-		case <-time.After(5 * time.Millisecond):
+	want, seen := p.waited[method]+1, 0
+	_, err := p.h.WaitNotification(ctx, func(n fakehost.Notification) bool {
+		if n.Method == method {
+			seen++
 		}
+		return seen >= want
+	})
+	if err != nil {
+		return fmt.Errorf("!wait %s: notification %d: %w", method, want, err)
 	}
 	p.waited[method] = want
 	return nil
-}
-
-func countMethod(h *fakehost.Host, method string) int {
-	n := 0
-	for _, x := range h.Notifications() {
-		if x.Method == method {
-			n++
-		}
-	}
-	return n
 }
 
 // expand fills ${NAME} variables and ${ID.path} references.

@@ -10,21 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/e2e/internal/logwire"
 	"github.com/animus-plugins/animus-plugins/e2e/victorialogs"
 )
 
-// logEntry is the wire LogEntry (log-storage protocol), declared here so
-// the tests share no code with the plugin.
-type logEntry struct {
-	ID         string          `json:"id"`
-	TS         string          `json:"ts"`
-	Level      string          `json:"level"`
-	Source     string          `json:"source"`
-	SourceName string          `json:"source_name,omitempty"`
-	Target     string          `json:"target"`
-	Message    string          `json:"message"`
-	Fields     json.RawMessage `json:"fields,omitempty"`
-}
+// logEntry is the wire LogEntry.
+type logEntry = logwire.Entry
 
 // entryKeys are the only keys a LogEntry line may hold.
 var entryKeys = map[string]bool{"id": true, "ts": true, "level": true, "source": true,
