@@ -17,12 +17,13 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 
 # Every plugin directory under plugins/ builds to bin/animus-<dir>; the
-# example plugin and the e2e tools build beside them.
+# example plugin, the e2e commands (e2e/cmd) and the tools (tools/cmd: demo,
+# compat, dist) build beside them.
 PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))
 PLUGINS := $(foreach d,$(PLUGIN_DIRS),$(BIN)/animus-$(notdir $(d))) $(BIN)/animus-example
 TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo $(BIN)/fakeloki
-MODULES := pkg/pluginkit pkg/sqlitex e2e examples/animus-example $(PLUGIN_DIRS)
-UNIT_PKGS := $(foreach m,$(filter-out e2e,$(MODULES)),./$(m)/...) ./e2e/fakehost/... ./e2e/schemacheck/...
+MODULES := pkg/pluginkit pkg/sqlitex pkg/golden e2e e2e/fakeloki e2e/fakeslack tools examples/animus-example $(PLUGIN_DIRS)
+UNIT_PKGS := $(foreach m,$(filter-out e2e tools,$(MODULES)),./$(m)/...) ./e2e/fakehost/... ./e2e/schemacheck/...
 FUZZTIME ?= 30s
 
 .PHONY: build demo test lint unit e2e e2e-loki compat bench fuzz clean tools dist install docker-e2e FORCE
@@ -36,6 +37,9 @@ $(BIN)/animus-%: FORCE
 	@if [ -d plugins/$* ]; then \
 		echo "go build plugins/$*"; \
 		go build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./plugins/$*; \
+	elif [ -d tools/cmd/animus-$* ]; then \
+		echo "go build tools/cmd/animus-$*"; \
+		go build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./tools/cmd/animus-$*; \
 	else \
 		echo "go build e2e/cmd/animus-$*"; \
 		go build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./e2e/cmd/animus-$*; \
@@ -47,7 +51,14 @@ $(BIN)/fakeloki: FORCE
 demo: build
 	$(BIN)/animus-demo --bin $(BIN) $(DEMO_FLAGS)
 
-test: lint unit e2e
+# test fails when any command it runs changed a tracked file (a go.work.sum
+# or go.mod a build rewrote, a regenerated doc): a build must never dirty
+# the tree, or the next binaries are stamped -dirty. scripts/tree-guard.sh
+# compares the tracked files' state before and after.
+test:
+	@scripts/tree-guard.sh snapshot
+	$(MAKE) lint unit e2e
+	@scripts/tree-guard.sh check
 	@echo "== test finished $$(date -u +%T)"
 
 lint: $(STATICCHECK)
@@ -56,8 +67,9 @@ lint: $(STATICCHECK)
 	if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	go vet $(foreach m,$(MODULES),./$(m)/...)
 	$(STATICCHECK) $(foreach m,$(MODULES),./$(m)/...)
-	@for m in $(filter-out e2e,$(MODULES)); do \
+	@for m in $(MODULES); do \
 		(cd $$m && GOWORK=off go build ./... ) || { echo "$$m does not build alone (GOWORK=off)"; exit 1; }; \
+		(cd $$m && GOWORK=off go mod tidy -diff >/dev/null) || { echo "$$m is not tidy: cd $$m && GOWORK=off go mod tidy"; exit 1; }; \
 	done
 
 unit:
@@ -65,10 +77,12 @@ unit:
 	go test -race -count=1 $(UNIT_PKGS)
 
 # e2e drives the built binaries; ANIMUS_BIN_DIR tells the tests where they are.
-# (the fake host's and schemacheck's own tests already ran in unit).
+# (the fake host's and schemacheck's own tests already ran in unit). The
+# tools' tests (tools/: the story, the compatibility matrix's staleness, the
+# release tarballs) run here too: they need the same built binaries.
 # scripts/victorialogs.sh starts VictoriaLogs for e2e/logslokivl unless
 # VICTORIALOGS_URL is already set (.ci/run and docker-compose.e2e.yml set it).
-E2E_PKGS = $(shell go list ./e2e/... | grep -v -e /e2e/fakehost -e /e2e/schemacheck)
+E2E_PKGS = $(shell go list ./e2e/... ./tools/... | grep -v -e /e2e/fakehost -e /e2e/schemacheck)
 e2e: build
 	@echo "== e2e started $$(date -u +%T)"
 	scripts/victorialogs.sh run -- env ANIMUS_BIN_DIR=$(BIN) ANIMUS_VERSION=$(VERSION) go test -race -count=1 -timeout 20m $(E2E_PKGS)
@@ -81,7 +95,7 @@ e2e-loki: $(BIN)/animus-logs-loki
 
 # compat regenerates docs/COMPATIBILITY.md from the built binaries (their
 # manifests, handshakes, refused-method calls and a conformance run; see
-# e2e/compat). make e2e fails when the committed matrix is stale.
+# tools/compat). make e2e fails when the committed matrix is stale.
 compat: build $(BIN)/animus-compat
 	$(BIN)/animus-compat --bin $(BIN) --out docs/COMPATIBILITY.md
 
@@ -125,7 +139,7 @@ dist: build
 	else \
 		echo "dist: no $(ARM64_CC) (apt-get install gcc-aarch64-linux-gnu), so no linux_arm64 tarballs"; \
 	fi
-	go run ./e2e/cmd/animus-dist -version '$(VERSION)' -out $(DIST) -license LICENSE -mtime $(SOURCE_DATE_EPOCH) \
+	go run ./tools/cmd/animus-dist -version '$(VERSION)' -out $(DIST) -license LICENSE -mtime $(SOURCE_DATE_EPOCH) \
 		-platform $(NATIVE_PLATFORM)=$(BIN) \
 		$$( [ -d $(CROSS_BIN)/linux_arm64 ] && echo -platform linux_arm64=$(CROSS_BIN)/linux_arm64 ) \
 		$(PLUGIN_NAMES)

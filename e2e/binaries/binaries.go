@@ -18,7 +18,7 @@ const EnvBinDir = "ANIMUS_BIN_DIR"
 var sources = map[string]string{
 	"animus-example":            "examples/animus-example",
 	"animus-plugin-conformance": "e2e/cmd/animus-plugin-conformance",
-	"animus-demo":               "e2e/cmd/animus-demo",
+	"animus-demo":               "tools/cmd/animus-demo",
 	"bare-echo":                 "e2e/bench/testdata/bareecho",
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/webhooksig"
 )
 
 // NotifierSuite is the notifier kind's suite (kind key "notifier"). The
@@ -161,9 +162,9 @@ func scenarioNotifierDelivers(ctx context.Context, s *Session) Outcome {
 	})
 }
 
-// scenarioNotifierSignature: a signed delivery verifies under an
-// independent Standard Webhooks implementation, and webhook-id equals
-// the Idempotency-Key.
+// scenarioNotifierSignature: a signed delivery verifies under Standard
+// Webhooks (webhooksig.VerifyStandard, which its own tests pin to the
+// specification's test vector), and webhook-id equals the Idempotency-Key.
 func scenarioNotifierSignature(ctx context.Context, s *Session) Outcome {
 	return withNotifier(ctx, s, "", []int{200}, func(h *fakehost.Host, p *notifierProject) Outcome {
 		if _, err := notifierNotify(ctx, h, p.event("conformance-sig", "task-state-change", nil)); err != nil {
@@ -180,7 +181,7 @@ func scenarioNotifierSignature(ctx context.Context, s *Session) Outcome {
 		if r.header.Get("webhook-signature") == "" {
 			return skipf("deliveries are not signed (signing_secret_env %s was configured)", notifierSecretEnv)
 		}
-		if err := verifyStandardWebhook(notifierSecret, r.header, r.body, time.Now()); err != nil {
+		if err := webhooksig.VerifyStandard(notifierSecret, r.header, r.body, time.Now(), 0); err != nil {
 			return failf("Standard Webhooks verification: %v", err)
 		}
 		if k := r.header.Get("Idempotency-Key"); k != "" && k != r.header.Get("webhook-id") {

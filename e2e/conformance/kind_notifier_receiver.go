@@ -2,18 +2,12 @@ package conformance
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -215,38 +209,4 @@ func lifecycleTypes(evs []notifierLifecycle) string {
 		out[i] = strings.TrimPrefix(e.EventType, "notification-delivery-")
 	}
 	return strings.Join(out, ",")
-}
-
-// verifyStandardWebhook checks a Standard Webhooks signature from scratch:
-// HMAC-SHA256 over "<webhook-id>.<webhook-timestamp>.<body>" keyed with the
-// base64-decoded whsec_ secret, any "v1," entry matching in constant time,
-// the timestamp within 5 minutes.
-func verifyStandardWebhook(secret string, h http.Header, body []byte, now time.Time) error {
-	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	if id == "" || ts == "" || sigs == "" {
-		return errors.New("webhook-id, webhook-timestamp or webhook-signature missing")
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return fmt.Errorf("webhook-timestamp %q is not an integer", ts)
-	}
-	if d := now.Sub(time.Unix(sec, 0)); d > 5*time.Minute || d < -5*time.Minute {
-		return fmt.Errorf("webhook-timestamp is %v away from now", d)
-	}
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
-	if err != nil {
-		return err
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + ts + "."))
-	mac.Write(body)
-	want := mac.Sum(nil)
-	for _, s := range strings.Fields(sigs) {
-		if v, ok := strings.CutPrefix(s, "v1,"); ok {
-			if got, err := base64.StdEncoding.DecodeString(v); err == nil && hmac.Equal(got, want) {
-				return nil
-			}
-		}
-	}
-	return errors.New("no v1 signature matches HMAC-SHA256(id.timestamp.body)")
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // TestConfigurationThroughDaemonEnv: the variables reach the plugin the
@@ -62,10 +63,10 @@ func TestConfigurationThroughDaemonEnv(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			pr := newProject(t)
-			cfg := pr.cfg
-			cfg.Env = tc.env
-			h := fakehost.New(t, cfg)
-			res, err := h.Initialize(context.Background(), fakehost.Handshake{Preset: fakehost.PresetDurableClient})
+			o := pr.opts
+			o.Env = tc.env
+			h := fakehost.New(t, e2etest.Config(t, binary, o))
+			res, err := h.Initialize(context.Background(), o.Handshake)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,8 +82,9 @@ func TestConfigurationThroughDaemonEnv(t *testing.T) {
 // with a silently different TTL; --manifest is unaffected.
 func TestBadConfigurationFailsAtStart(t *testing.T) {
 	pr := newProject(t)
-	cfg := pr.cfg
-	cfg.Env = map[string]string{"ANIMUS_DURABLE_RESERVATION_TTL_SECS": "five minutes"}
+	o := pr.opts
+	o.Env = map[string]string{"ANIMUS_DURABLE_RESERVATION_TTL_SECS": "five minutes"}
+	cfg := e2etest.Config(t, binary, o)
 	h, err := fakehost.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 	"github.com/animus-plugins/animus-plugins/pkg/sqlitex"
 )
 
@@ -36,6 +37,7 @@ func TestSIGKILLFiftyTimes(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	pr := newProject(t)
+	cfg := e2etest.Config(t, binary, pr.opts)
 	l := newLedger()
 	var epochs []uint64 // every epoch acknowledged, in order
 	var runs []string
@@ -44,11 +46,11 @@ func TestSIGKILLFiftyTimes(t *testing.T) {
 	for i := range kills {
 		run := fmt.Sprintf("crash-%02d", i)
 		runs = append(runs, run)
-		drv, err := fakehost.Start(context.Background(), pr.cfg)
+		drv, err := fakehost.Start(context.Background(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := drv.Initialize(context.Background(), fakehost.Handshake{Preset: fakehost.PresetDurableClient}); err != nil {
+		if _, err := drv.Initialize(context.Background(), pr.opts.Handshake); err != nil {
 			t.Fatal(err)
 		}
 		d := &proc{t: t, h: drv}

@@ -1,18 +1,18 @@
 package durablesqlite
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
-	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 const binary = "animus-durable-sqlite"
+
+// runnerBudget is the agent runner's budget for one durable call.
+const runnerBudget = 60 * time.Second
 
 // proc is one plugin process bound to a project, as the agent runner spawns
 // it: the daemon's scrubbed environment, cwd = project root, the runner's
@@ -22,59 +22,32 @@ type proc struct {
 	h *fakehost.Host
 }
 
-// project is one project directory and the fake host configuration for
-// processes bound to it. The manifest is probed once, as discovery does, and
-// its env_required reused for every spawn.
+// project is one project directory and how the runner spawns processes
+// bound to it. The manifest is probed once, as discovery does, and its
+// env_required reused for every spawn.
 type project struct {
-	t   *testing.T
-	dir string
-	cfg fakehost.Config
+	t    *testing.T
+	dir  string
+	opts e2etest.Options
 }
 
 func newProject(t *testing.T) *project {
 	t.Helper()
-	schemas, err := schemacheck.Default()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := binaries.Path(t, binary)
-	m, err := fakehost.Probe(context.Background(), bin, fakehost.ProbeOptions{Schemas: schemas})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	return &project{t: t, dir: dir, cfg: fakehost.Config{Binary: bin, Dir: dir, EnvMode: fakehost.EnvDaemon,
-		Schemas: schemas, Declared: m.EnvNames()}}
+	dir := e2etest.Project(t)
+	return &project{t: t, dir: dir, opts: e2etest.Options{Dir: dir, Declared: e2etest.Declared(t, binary),
+		Handshake: fakehost.Handshake{Preset: fakehost.PresetDurableClient}}}
 }
 
 // start spawns a bound process whose violations fail the test.
 func (pr *project) start() *proc {
 	pr.t.Helper()
-	h := fakehost.New(pr.t, pr.cfg)
-	if _, err := h.Initialize(context.Background(), fakehost.Handshake{Preset: fakehost.PresetDurableClient}); err != nil {
-		pr.t.Fatal(err)
-	}
-	return &proc{t: pr.t, h: h}
+	return &proc{t: pr.t, h: e2etest.Spawn(pr.t, binary, pr.opts)}
 }
 
-// call sends a request with the runner's 60 s budget. A transport failure
-// is returned as err; an RPC error as rpcErr.
+// call sends a request with the runner's budget. A transport failure is
+// returned as err; an RPC error as rpcErr.
 func (p *proc) call(method string, params, out any) (rpcErr *fakehost.RPCError, err error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	resp, err := p.h.Call(ctx, method, params)
-	if err != nil {
-		return nil, err
-	}
-	if resp.Error != nil {
-		return resp.Error, nil
-	}
-	if out != nil {
-		if err := json.Unmarshal(resp.Result, out); err != nil {
-			return nil, fmt.Errorf("%s result %s: %w", method, resp.Result, err)
-		}
-	}
-	return nil, nil
+	return e2etest.Try(p.h, runnerBudget, method, params, out)
 }
 
 // must is call for requests that have to succeed.
@@ -155,8 +128,5 @@ func (p *proc) recover(since uint64) []inFlight {
 // shutdown runs the daemon's ladder and requires a clean exit by itself.
 func (p *proc) shutdown() {
 	p.t.Helper()
-	rep, err := p.h.Shutdown(context.Background(), fakehost.LadderDaemon)
-	if err != nil || !rep.ExitedByItself || rep.ExitCode != 0 {
-		p.t.Fatalf("shutdown: %+v %v", rep, err)
-	}
+	e2etest.Shutdown(p.t, p.h, fakehost.LadderDaemon)
 }

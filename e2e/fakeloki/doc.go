@@ -97,10 +97,23 @@
 // header the tenant is "fake" (Loki with auth_enabled: false), or 401 "no
 // org id" with RequireTenant. Multi-tenant "a|b" queries are not
 // supported. Basic or bearer auth (a gateway's job, not Loki's) is checked
-// when configured. Each request first waits SetLatency, then checks auth,
-// then may fail with FailNext's status (429 carries Loki's rate-limit text
-// and Retry-After). SetIngestionLag hides newly accepted entries from
-// query_range for a while, as a lagging ingestion path would. Pushes, Requests and Entries count traffic.
+// when configured. With Options.TLS it serves HTTPS (Certificate is the
+// server's certificate, for a client's CA file).
+//
+// Faults are opt-in; without them the server answers as Loki would. Each
+// request first waits SetLatency, then checks auth, then may fail with
+// FailNext's status (429 carries Loki's rate-limit text and Retry-After),
+// then meets the pending fault of its URL path, if any: FailPath (a status
+// and body, n times or until ClearFaults), HangPath (no answer until the
+// client gives up) or HoldNext (held until the test releases it).
+// SetIngestionLag hides newly accepted entries from query_range for a
+// while, as a lagging ingestion path would; HoldIngestion does so until
+// CatchUp, and HideStored hides what is already stored. DropTailEntries
+// makes open tails lose entries and report them in dropped_entries.
+//
+// Pushes, Requests and Entries count traffic; RequestsTo and LastHeader
+// report per URL path, Streams returns what is stored, StreamsPerPush how
+// clients group their pushes and TailStarts where tails started.
 //
 // # Not implemented
 //

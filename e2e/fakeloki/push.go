@@ -32,6 +32,7 @@ func (s *Server) handlePush(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	s.notePush(len(streams))
 	tenantID := tenantOf(r)
 	var errs []string
 	total := 0

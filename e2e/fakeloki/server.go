@@ -3,6 +3,7 @@ package fakeloki
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -59,6 +60,11 @@ type Options struct {
 	MaxEntriesLimitPerQuery int           // default 5000
 	MaxQueryLength          time.Duration // max_query_length, default 721h
 
+	// TLS serves HTTPS with a certificate made up for the server (Loki's
+	// server.http_tls_config); Certificate returns it, for a client's CA
+	// file.
+	TLS bool
+
 	// Now is the clock for limits and query defaults (default time.Now).
 	Now func() time.Time
 }
@@ -99,12 +105,22 @@ type Server struct {
 	pushes   atomic.Int64
 	requests atomic.Int64
 
+	// tailDrops is how many more accepted entries open tails lose
+	// (DropTailEntries).
+	tailDrops atomic.Int64
+
 	mu         sync.Mutex
 	failN      int
 	failStatus int
 	latency    time.Duration
 	lag        time.Duration
 	tails      map[*context.CancelFunc]struct{} // open tails, for CloseTails
+	faults     map[string][]*pathFault          // by URL path, applied in order
+	holding    map[string]int                   // requests waiting in HoldNext, by URL path
+	held       bool                             // HoldIngestion until CatchUp
+	seen       map[string]*pathSeen             // by URL path
+	pushSizes  []int                            // streams per decoded push
+	tailStarts []time.Time                      // start of each tail served
 }
 
 // Start starts a fake Loki on Options.Addr (default a free port on
@@ -132,7 +148,11 @@ func Start(o Options) (*Server, error) {
 	s.hs = httptest.NewUnstartedServer(s.middleware(mux))
 	_ = s.hs.Listener.Close()
 	s.hs.Listener = l
-	s.hs.Start()
+	if o.TLS {
+		s.hs.StartTLS()
+	} else {
+		s.hs.Start()
+	}
 	return s, nil
 }
 
@@ -147,8 +167,13 @@ func New(t testing.TB, o Options) *Server {
 	return s
 }
 
-// URL is the base URL, e.g. http://127.0.0.1:40123 (what LOKI_URL takes).
+// URL is the base URL, e.g. http://127.0.0.1:40123 (what LOKI_URL takes),
+// https://… with Options.TLS.
 func (s *Server) URL() string { return s.hs.URL }
+
+// Certificate is the server's certificate with Options.TLS (nil without):
+// PEM-encode it for a client's CA file.
+func (s *Server) Certificate() *x509.Certificate { return s.hs.Certificate() }
 
 // Close stops the server and ends open tails.
 func (s *Server) Close() {
@@ -204,6 +229,7 @@ type tenantKey struct{}
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
+		s.record(r)
 		s.mu.Lock()
 		lat := s.latency
 		s.mu.Unlock()
@@ -227,7 +253,10 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		s.mu.Unlock()
 		if fail != 0 {
-			writeFault(w, fail)
+			writeFault(w, fail, "")
+			return
+		}
+		if !s.applyPathFault(w, r) {
 			return
 		}
 		tenantID := r.Header.Get("X-Scope-OrgID")
@@ -257,14 +286,24 @@ func (s *Server) authorized(r *http.Request) bool {
 	return false
 }
 
-func writeFault(w http.ResponseWriter, status int) {
-	msg := http.StatusText(status)
+// writeFault answers an injected failure: msg, or Loki-like text for
+// status when msg is "". A 429 carries Retry-After, as Loki's does.
+func writeFault(w http.ResponseWriter, status int, msg string) {
+	if msg == "" {
+		msg = http.StatusText(status)
+		if status == http.StatusTooManyRequests {
+			msg = RateLimitedMessage
+		}
+	}
 	if status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
-		msg = "Ingestion rate limit exceeded for user fake (limit: 4194304 bytes/sec) while attempting to ingest lines, reduce log volume or contact your Loki administrator to see if the limit can be increased"
 	}
 	http.Error(w, msg, status)
 }
+
+// RateLimitedMessage is Loki's 429 text for the ingestion rate limit, the
+// body FailNext (and FailPath without a body) answers a 429 with.
+const RateLimitedMessage = "Ingestion rate limit exceeded for user fake (limit: 4194304 bytes/sec) while attempting to ingest lines, reduce log volume or contact your Loki administrator to see if the limit can be increased"
 
 func tenantOf(r *http.Request) string {
 	t, _ := r.Context().Value(tenantKey{}).(string)

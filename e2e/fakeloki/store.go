@@ -130,9 +130,7 @@ func (s *Server) append(tenantID string, ls map[string]string, entries []Entry) 
 	}
 	key := labelsKey(ls)
 	now := s.opts.Now()
-	s.mu.Lock()
-	lag := s.lag
-	s.mu.Unlock()
+	visible := s.visibleFrom(time.Now())
 	st := s.store
 	st.mu.Lock()
 	t := st.tenants[tenantID]
@@ -156,7 +154,7 @@ func (s *Server) append(tenantID string, ls map[string]string, entries []Entry) 
 		}
 		st.seq++
 		e.seq = st.seq
-		e.visible = time.Now().Add(lag)
+		e.visible = visible
 		str.insert(e)
 		t.count++
 		fresh = append(fresh, pushedEntry{st: str, e: e})
@@ -164,13 +162,7 @@ func (s *Server) append(tenantID string, ls map[string]string, entries []Entry) 
 	if len(str.entries) > 0 {
 		t.streams[key] = str
 	}
-	if len(fresh) > 0 {
-		for sub := range st.subs {
-			if sub.tenant == tenantID {
-				sub.deliver(fresh)
-			}
-		}
-	}
+	st.publish(tenantID, fresh, s.takeTailDrops)
 	st.mu.Unlock()
 	return accepted, errs
 }
@@ -262,6 +254,43 @@ func (st *store) unsubscribe(sub *subscriber) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	delete(st.subs, sub)
+}
+
+// publish hands newly accepted entries to the tenant's tails (st.mu is
+// held). The first drops(n) of them, if any, are lost instead, as for a
+// tail that fell behind (DropTailEntries); drops is asked only when a
+// tail is open, so entries nobody tails do not use up the count.
+func (st *store) publish(tenantID string, fresh []pushedEntry, drops func(int) int) {
+	var subs []*subscriber
+	for sub := range st.subs {
+		if sub.tenant == tenantID {
+			subs = append(subs, sub)
+		}
+	}
+	if len(fresh) == 0 || len(subs) == 0 {
+		return
+	}
+	n := drops(len(fresh))
+	for _, sub := range subs {
+		if n > 0 {
+			sub.lose(fresh[:n])
+		}
+		if n < len(fresh) {
+			sub.deliver(fresh[n:])
+		}
+	}
+}
+
+// lose records a batch as dropped and wakes the tail (with an empty batch)
+// so it reports the loss without waiting for the next push.
+func (sub *subscriber) lose(batch []pushedEntry) {
+	sub.mu.Lock()
+	sub.dropped = append(sub.dropped, batch...)
+	sub.mu.Unlock()
+	select {
+	case sub.ch <- nil:
+	default:
+	}
 }
 
 // deliver hands a batch to the subscriber without blocking the push; a

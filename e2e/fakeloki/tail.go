@@ -80,6 +80,7 @@ func (s *Server) handleTail(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	s.noteTail(p.start)
 	tenantID := tenantOf(r)
 	sub, streams := s.store.subscribe(tenantID)
 	defer s.store.unsubscribe(sub)

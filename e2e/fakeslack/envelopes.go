@@ -1,10 +1,12 @@
 package fakeslack
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
 	"strconv"
 	"time"
 )
@@ -62,4 +64,18 @@ func Sign(secret string, at time.Time, body []byte) (timestamp, signature string
 	mac.Write([]byte("v0:" + timestamp + ":"))
 	mac.Write(body)
 	return timestamp, "v0=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// EventRequest is the request the Events API sends to an app's request
+// URL: body POSTed as JSON, signed with secret at `at` (Sign).
+func EventRequest(url, secret string, at time.Time, body []byte) (*http.Request, error) {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	ts, sig := Sign(secret, at, body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Slack-Request-Timestamp", ts)
+	req.Header.Set("X-Slack-Signature", sig)
+	return req, nil
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/internal/waitcond"
 	"github.com/slack-go/slack/slacktest"
 )
 
@@ -57,15 +56,17 @@ type Server struct {
 	st   *slacktest.Server
 
 	mu        sync.Mutex
-	changed   *waitcond.Cond // wakes waiters on every state change
+	changed   chan struct{} // closed and replaced on every state change
 	live      []*conn
 	opened    int // websocket connections accepted
 	opens     int // apps.connections.open calls
 	openError string
-	failures  map[string][]Failure
+	failures  map[string][]Failure // FailNext queues
+	standing  map[string]Failure   // SetFailure
 	calls     []Call
 	sent      map[string]time.Time
-	acked     map[string]time.Time
+	acked     map[string]time.Time // first ack of each envelope id
+	ackLog    []string             // every ack read, in order
 	seq       int
 	echoes    []string
 	closed    bool
@@ -77,10 +78,11 @@ func Start(o Options) *Server {
 	s := &Server{
 		opts:     o,
 		failures: map[string][]Failure{},
+		standing: map[string]Failure{},
 		sent:     map[string]time.Time{},
 		acked:    map[string]time.Time{},
 	}
-	s.changed = waitcond.New(&s.mu)
+	s.changed = make(chan struct{})
 	// Custom binders run before slacktest registers its own handlers, and
 	// the first registration of a path wins.
 	s.st = slacktest.NewTestServer(func(c slacktest.Customize) {
@@ -178,20 +180,35 @@ func (s *Server) NextID() string {
 	return strconv.Itoa(s.seq)
 }
 
-// broadcast wakes every waiter; s.mu must be held.
-func (s *Server) broadcastLocked() { s.changed.BroadcastLocked() }
+// broadcastLocked wakes every waiter, each to re-check its own
+// condition; s.mu must be held.
+func (s *Server) broadcastLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
 
-// waitFor blocks until cond (called with s.mu held) holds or ctx ends.
+// waitFor blocks until cond (called with s.mu held) holds or ctx ends
+// (10 s when ctx has no deadline). sync.Cond cannot wait with a deadline,
+// hence the channel; the fake is its own module and has no e2e helpers.
 func (s *Server) waitFor(ctx context.Context, what string, cond func() bool) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 	}
-	if err := s.changed.Wait(ctx, cond); err != nil {
-		return fmt.Errorf("fakeslack: waiting for %s: %w", what, err)
+	for {
+		s.mu.Lock()
+		ok, changed := cond(), s.changed
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return fmt.Errorf("fakeslack: waiting for %s: %w", what, ctx.Err())
+		}
 	}
-	return nil
 }
 
 // ErrNoConnection is returned when an envelope has no live socket to go to.

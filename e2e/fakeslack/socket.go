@@ -80,18 +80,8 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	}
 	c := &conn{ws: ws, done: make(chan struct{})}
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		c.close()
-		return
-	}
-	s.opened++
-	s.live = append(s.live, c)
-	n := len(s.live)
-	greeting := s.opts.Greeting
+	n := len(s.live) + 1
 	s.mu.Unlock()
-	defer s.drop(c)
-
 	hello, _ := json.Marshal(map[string]any{
 		"type":            "hello",
 		"num_connections": n,
@@ -99,13 +89,24 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		"connection_info": map[string]any{"app_id": s.opts.AppID},
 	})
 	if c.write(hello) != nil {
+		c.close()
 		return
 	}
-	// Announce the connection only once hello is out, so an envelope sent
-	// by a waiting test cannot overtake it.
+	// Count and announce the connection only once hello is out, so an
+	// envelope sent by a test waiting for it cannot overtake hello.
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		c.close()
+		return
+	}
+	s.opened++
+	s.live = append(s.live, c)
+	greeting := s.opts.Greeting
 	s.broadcastLocked()
 	s.mu.Unlock()
+	defer s.drop(c)
+
 	for _, env := range greeting {
 		if s.deliver(c, env) != nil {
 			return
@@ -125,6 +126,7 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 			if _, dup := s.acked[ack.EnvelopeID]; !dup {
 				s.acked[ack.EnvelopeID] = time.Now()
 			}
+			s.ackLog = append(s.ackLog, ack.EnvelopeID)
 			s.broadcastLocked()
 			s.mu.Unlock()
 		}
@@ -223,6 +225,27 @@ func (s *Server) WaitAck(ctx context.Context, envelopeID string) (time.Duration,
 		return ok
 	})
 	return lat, err
+}
+
+// Acks returns the envelope id of every ack read so far, in the order
+// read, a repeated ack (of a redelivered envelope) as often as it came.
+func (s *Server) Acks() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.ackLog...)
+}
+
+// WaitAcks waits until n acks have been read, repeats included, and
+// returns them as Acks does. A test that knows how many acks it has
+// caused checks exactly which came, and in which order: WaitAck alone
+// cannot tell a redelivery's ack from the first one.
+func (s *Server) WaitAcks(ctx context.Context, n int) ([]string, error) {
+	var acks []string
+	err := s.waitFor(ctx, fmt.Sprintf("%d ack(s)", n), func() bool {
+		acks = append([]string(nil), s.ackLog...)
+		return len(acks) >= n
+	})
+	return acks, err
 }
 
 // Acked reports whether envelopeID was acked.

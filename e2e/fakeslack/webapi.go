@@ -1,6 +1,7 @@
 package fakeslack
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"io"
@@ -27,12 +28,31 @@ type Failure struct {
 	RetryAfter string
 	// Error, with status 200, is the ok:false error code.
 	Error string
+	// Body, when set, is the whole answer, sent as is with Status (default
+	// 200) as application/json, whatever the other fields say: for an
+	// answer off Slack's documented shapes (fields of a type slack-go
+	// cannot decode), which a client must still survive.
+	Body string
 }
 
 // FailNext makes the next len(fs) calls of method answer fs in order.
 func (s *Server) FailNext(method string, fs ...Failure) {
 	s.mu.Lock()
 	s.failures[method] = append(s.failures[method], fs...)
+	s.mu.Unlock()
+}
+
+// SetFailure makes every call of method answer f, once the FailNext
+// queue is empty, until SetFailure(method, Failure{}) restores normal
+// answers: an outage that lasts as long as the test says, such as an
+// auth.test that keeps failing until a background retry finds it back.
+func (s *Server) SetFailure(method string, f Failure) {
+	s.mu.Lock()
+	if f == (Failure{}) {
+		delete(s.standing, method)
+	} else {
+		s.standing[method] = f
+	}
 	s.mu.Unlock()
 }
 
@@ -52,6 +72,8 @@ func (s *Server) webMethod(method string, h handler) http.HandlerFunc {
 		var f *Failure
 		if q := s.failures[method]; len(q) > 0 {
 			f, s.failures[method] = &q[0], q[1:]
+		} else if sf, ok := s.standing[method]; ok {
+			f = &sf
 		}
 		s.broadcastLocked()
 		s.mu.Unlock()
@@ -77,6 +99,10 @@ func (s *Server) webMethod(method string, h handler) http.HandlerFunc {
 
 func (s *Server) fail(w http.ResponseWriter, f Failure) bool {
 	switch {
+	case f.Body != "":
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(cmp.Or(f.Status, http.StatusOK))
+		io.WriteString(w, f.Body)
 	case f.Status == http.StatusTooManyRequests:
 		if f.RetryAfter != "" {
 			w.Header().Set("Retry-After", f.RetryAfter)

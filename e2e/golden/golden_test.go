@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"flag"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
+	script "github.com/animus-plugins/animus-plugins/pkg/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the server sections of the golden scripts with what the plugins answer now")
@@ -57,7 +55,7 @@ func play(t *testing.T, binary, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := Parse(file, original)
+	sc, err := script.Parse(file, original)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,45 +88,16 @@ func play(t *testing.T, binary, file string) {
 	}
 	if string(got) != string(sc.Server) {
 		t.Errorf("%s: the plugin's answers differ from the golden (-want +got):\n%s\nIf the change is intended: go test ./e2e/golden -update, and review the diff.",
-			file, lineDiff(string(sc.Server), string(got)))
+			file, script.LineDiff(string(sc.Server), string(got)))
 	}
 }
 
-// lineDiff is a minimal line diff: the lines each side has that the other
-// lacks at the same position, enough to point at the changed frame.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("line " + strconv.Itoa(i+1) + ":\n- " + wl + "\n+ " + gl + "\n")
-		}
-	}
-	return b.String()
-}
-
-// vars starts the fakes a script names and returns its placeholders:
-// ${PROJECT_ROOT}; ${NOW}, the current second in RFC 3339 (for backends
-// that refuse old data); ${FAKELOKI_URL}, an in-process fake Loki; ${RECEIVER_URL}, a webhook
-// receiver that answers 204 to every request.
-func vars(t *testing.T, root string, script []byte) Vars {
-	v := Vars{"PROJECT_ROOT": root, "NOW": time.Now().UTC().Truncate(time.Second).Format(time.RFC3339)}
-	if bytes.Contains(script, []byte("${FAKELOKI_URL}")) {
+// vars returns the script's placeholders: the standard ones (see
+// script.StandardVars) and ${FAKELOKI_URL}, an in-process fake Loki.
+func vars(t *testing.T, root string, src []byte) script.Vars {
+	v := script.StandardVars(t, root, src)
+	if bytes.Contains(src, []byte("${FAKELOKI_URL}")) {
 		v["FAKELOKI_URL"] = fakeloki.New(t, fakeloki.Options{}).URL()
-	}
-	if bytes.Contains(script, []byte("${RECEIVER_URL}")) {
-		rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusNoContent)
-		}))
-		t.Cleanup(rcv.Close)
-		v["RECEIVER_URL"] = rcv.URL
 	}
 	return v
 }

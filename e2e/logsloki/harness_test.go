@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
@@ -74,14 +73,10 @@ func (b *backend) start(extra map[string]string) *fakehost.Host {
 	return startPlugin(b.t, env)
 }
 
+// startPlugin spawns the plugin as the daemon's generic host does.
 func startPlugin(t testing.TB, env map[string]string) *fakehost.Host {
 	t.Helper()
-	h := fakehost.New(t, fakehost.Config{Binary: binaries.Path(t, binary), Dir: t.TempDir(), EnvMode: fakehost.EnvDaemon,
-		Env: env, Schemas: e2etest.Schemas(t)})
-	if _, err := h.Initialize(e2etest.Ctx(t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return e2etest.Spawn(t, binary, e2etest.Options{Env: env})
 }
 
 // wantErr checks an error's code, category and message.

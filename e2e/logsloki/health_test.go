@@ -100,8 +100,8 @@ func TestHealthStates(t *testing.T) {
 // retention hint when configured; methods and streaming match.
 func TestSchemaTellsTheTruth(t *testing.T) {
 	b := newBackend(t, fakeloki.Options{})
-	h := fakehost.New(t, fakehost.Config{Binary: binaryPath(t), Dir: t.TempDir(), EnvMode: fakehost.EnvDaemon,
-		Env: map[string]string{"LOKI_URL": b.env["LOKI_URL"], "LOKI_RETENTION_HINT": "7d", "LOKI_MAX_QUERY_WINDOW": "30d"}, Schemas: e2etest.Schemas(t)})
+	h := fakehost.New(t, e2etest.Config(t, binary, e2etest.Options{
+		Env: map[string]string{"LOKI_URL": b.env["LOKI_URL"], "LOKI_RETENTION_HINT": "7d", "LOKI_MAX_QUERY_WINDOW": "30d"}}))
 	init, err := h.Initialize(e2etest.Ctx(t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
 	if err != nil {
 		t.Fatal(err)

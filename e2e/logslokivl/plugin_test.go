@@ -1,12 +1,9 @@
 package logslokivl
 
 import (
-	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 	"github.com/animus-plugins/animus-plugins/e2e/victorialogs"
@@ -22,7 +19,6 @@ const binaryName = "animus-logs-loki"
 // metadata on and off.
 func TestPluginPushLandsInVictoriaLogs(t *testing.T) {
 	vl := victorialogs.FromEnv(t)
-	bin := binaries.Path(t, binaryName)
 	meter := newPushMeter(t, vl)
 	for _, c := range []struct {
 		name string
@@ -50,15 +46,11 @@ func TestPluginPushLandsInVictoriaLogs(t *testing.T) {
 			for k, v := range c.env {
 				env[k] = v
 			}
-			h := fakehost.New(t, fakehost.Config{Binary: bin, Dir: t.TempDir(), EnvMode: fakehost.EnvDaemonNarrow,
-				Env: env, Schemas: e2etest.Schemas(t)})
-			if _, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
-				t.Fatal(err)
-			}
+			h := e2etest.SpawnContext(t, ctx, binaryName, e2etest.Options{EnvMode: fakehost.EnvDaemonNarrow, Env: env})
 			base := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 			entries := sampleEntries(runID(), base)
-			store(ctx, t, h, entries[:3])
-			store(ctx, t, h, entries[3:])
+			store(t, h, entries[:3])
+			store(t, h, entries[3:])
 
 			rows, err := vl.WaitRows(ctx, tenant, "*", base.Add(-time.Hour), base.Add(time.Hour), len(entries))
 			if err != nil {
@@ -76,19 +68,12 @@ func TestPluginPushLandsInVictoriaLogs(t *testing.T) {
 }
 
 // store calls log_storage/store and requires {"stored": len(entries)}.
-func store(ctx context.Context, t *testing.T, h *fakehost.Host, entries []logEntry) {
+func store(t *testing.T, h *fakehost.Host, entries []logEntry) {
 	t.Helper()
-	resp, err := h.Call(ctx, "log_storage/store", map[string]any{"entries": entries})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Error != nil {
-		t.Fatalf("store: %v (data %s)", resp.Error, resp.Error.Data)
-	}
-	var got struct {
+	raw := e2etest.Call(t, h, "log_storage/store", map[string]any{"entries": entries})
+	if got := e2etest.Decode[struct {
 		Stored *int `json:"stored"`
-	}
-	if err := json.Unmarshal(resp.Result, &got); err != nil || got.Stored == nil || *got.Stored != len(entries) {
-		t.Fatalf("store result %s, want {\"stored\":%d}", resp.Result, len(entries))
+	}](t, raw); got.Stored == nil || *got.Stored != len(entries) {
+		t.Fatalf("store result %s, want {\"stored\":%d}", raw, len(entries))
 	}
 }

@@ -5,8 +5,11 @@
 // notifier/flush {} per tick, and an environment holding only the
 // allowlist, env_required and the variables named by *_env keys of
 // notification_config. Receivers are real HTTP servers on 127.0.0.1 that
-// answer scripted status sequences and verify signatures with a Standard
-// Webhooks verifier written here, independent of the plugin's own code.
+// answer scripted status sequences and verify signatures with
+// webhooksig.VerifyStandard, the verifier the plugin publishes for Go
+// receivers; what keeps it honest is its own test against the Standard
+// Webhooks specification's test vector, so a signing bug it shared with the
+// plugin would fail there.
 //
 // It also runs the conformance runner's generic and notifier suites against
 // the binary, and the crash tests: SIGKILL with 1,000 undelivered events,

@@ -1,7 +1,6 @@
 package notifierwebhook
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -31,10 +30,7 @@ type project struct {
 
 func newProject(t testing.TB, config string, daemonEnv map[string]string) *project {
 	t.Helper()
-	p := &project{root: t.TempDir(), home: t.TempDir(), config: config, daemonEnv: daemonEnv}
-	if real, err := filepath.EvalSymlinks(p.root); err == nil {
-		p.root = real
-	}
+	p := &project{root: e2etest.Project(t), home: t.TempDir(), config: config, daemonEnv: daemonEnv}
 	if config != "" {
 		p.writeConfig(t, config)
 	}
@@ -91,30 +87,22 @@ func forwarded(config string, daemonEnv map[string]string) map[string]string {
 	return out
 }
 
-// hostConfig is how the daemon's notifier dispatcher spawns the plugin:
-// cwd = project root, the narrow allowlist, env_required, and the *_env
-// names as extras.
-func (p *project) hostConfig(t testing.TB) fakehost.Config {
+// options is how the daemon's notifier dispatcher spawns the plugin:
+// cwd = project root, the narrow allowlist, env_required, the *_env names
+// as extras, and the notifier handshake.
+func (p *project) options() e2etest.Options {
 	env := map[string]string{"HOME": p.home}
 	for k, v := range p.daemonEnv {
 		env[k] = v
 	}
-	return fakehost.Config{
-		Binary: binary(t), Dir: p.root, EnvMode: fakehost.EnvDaemonNarrow, Env: env,
-		Extra: forwarded(p.config, p.daemonEnv), Schemas: e2etest.Schemas(t),
-	}
+	return e2etest.Options{Dir: p.root, EnvMode: fakehost.EnvDaemonNarrow, Env: env, Extra: forwarded(p.config, p.daemonEnv),
+		Handshake: fakehost.Handshake{Preset: fakehost.PresetNotifier}}
 }
 
 // start spawns the plugin and runs the notifier client's handshake.
 func (p *project) start(t testing.TB) *fakehost.Host {
 	t.Helper()
-	h := fakehost.New(t, p.hostConfig(t))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetNotifier}); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return e2etest.Spawn(t, binaryName, p.options())
 }
 
 func (p *project) event(id, eventType, data string) map[string]any {
@@ -144,44 +132,19 @@ func typesOf(evs []lifecycleEvent) string {
 	return strings.Join(out, ",")
 }
 
-// notify sends notifier/notify with the daemon's 15 s budget.
+// notify sends notifier/notify within the daemon's 15 s budget
+// (e2etest.CallTimeout).
 func notify(t testing.TB, h *fakehost.Host, ev map[string]any) notifyResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	resp, err := h.Call(ctx, "notifier/notify", map[string]any{"event": ev})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Error != nil {
-		t.Fatalf("notifier/notify: %v (%s)", resp.Error, resp.Error.Data)
-	}
-	var res notifyResult
-	if err := json.Unmarshal(resp.Result, &res); err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return e2etest.Decode[notifyResult](t, e2etest.Call(t, h, "notifier/notify", map[string]any{"event": ev}))
 }
 
 // flush sends the daemon's tick: notifier/flush {}.
 func flush(t testing.TB, h *fakehost.Host) []lifecycleEvent {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	resp, err := h.Call(ctx, "notifier/flush", json.RawMessage(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Error != nil {
-		t.Fatalf("notifier/flush: %v", resp.Error)
-	}
-	var res struct {
+	return e2etest.Decode[struct {
 		LifecycleEvents []lifecycleEvent `json:"lifecycle_events"`
-	}
-	if err := json.Unmarshal(resp.Result, &res); err != nil {
-		t.Fatal(err)
-	}
-	return res.LifecycleEvents
+	}](t, e2etest.Call(t, h, "notifier/flush", json.RawMessage(`{}`))).LifecycleEvents
 }
 
 // tickUntil flushes every interval until done, given every lifecycle
@@ -199,17 +162,6 @@ func tickUntil(t testing.TB, h *fakehost.Host, start []lifecycleEvent, interval,
 		evs = append(evs, flush(t, h)...)
 	}
 	return evs
-}
-
-func call(t testing.TB, h *fakehost.Host, method string, params any) *fakehost.Response {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := h.Call(ctx, method, params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }
 
 // webhookConfig: one signed webhook connector "ops" subscribed to every

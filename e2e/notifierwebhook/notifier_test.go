@@ -31,7 +31,7 @@ func TestManifestAndSchema(t *testing.T) {
 	}
 	p := newProject(t, "", nil)
 	h := p.start(t)
-	resp := call(t, h, "notifier/schema", json.RawMessage(`{}`))
+	resp := e2etest.Request(t, h, "notifier/schema", json.RawMessage(`{}`))
 	if resp.Error != nil || string(resp.Result) != `{"connector_kinds":["webhook","slack_webhook"],"supports_flush":true}` {
 		t.Fatalf("notifier/schema: %s %v", resp.Result, resp.Error)
 	}
@@ -43,10 +43,7 @@ func TestManifestAndSchema(t *testing.T) {
 	if evs := flush(t, h); len(evs) != 0 {
 		t.Fatalf("flush: %+v", evs)
 	}
-	rep, err := h.Shutdown(ctx, fakehost.LadderDaemon)
-	if err != nil || !rep.ExitedByItself || rep.ExitCode != 0 {
-		t.Fatalf("shutdown: %+v %v", rep, err)
-	}
+	e2etest.Shutdown(t, h, fakehost.LadderDaemon)
 }
 
 // TestSignedDeliveryWithForwardedSecrets: the secrets live in the daemon's
@@ -65,7 +62,7 @@ func TestSignedDeliveryWithForwardedSecrets(t *testing.T) {
 		"OPS_WEBHOOK_URL": hook.url("/animus"), "OPS_SIGNING_SECRET": opsSecret, "OPS_TOKEN": "tok-e2e", "OPS_TEAM": "platform",
 		"SLACK_WEBHOOK_URL": slack.url("/services/T/B/x"), "UNRELATED_SECRET": "must-not-be-forwarded",
 	})
-	if _, ok := p.hostConfig(t).Extra["UNRELATED_SECRET"]; ok {
+	if _, ok := p.options().Extra["UNRELATED_SECRET"]; ok {
 		t.Fatal("forwarding reproduction is wrong")
 	}
 	h := p.start(t)
@@ -178,12 +175,12 @@ func TestDeadLetterHealthAndReplay(t *testing.T) {
 		Status    string `json:"status"`
 		LastError string `json:"last_error"`
 	}
-	resp := call(t, h, "health/check", nil)
+	resp := e2etest.Request(t, h, "health/check", nil)
 	json.Unmarshal(resp.Result, &health)
 	if health.Status != "degraded" || !strings.Contains(health.LastError, "HTTP 422") {
 		t.Fatalf("health %s", resp.Result)
 	}
-	resp = call(t, h, "notifier/dead_letters", json.RawMessage(`{}`))
+	resp = e2etest.Request(t, h, "notifier/dead_letters", json.RawMessage(`{}`))
 	var list struct {
 		DeadLetters []struct {
 			DeliveryID string `json:"delivery_id"`
@@ -195,12 +192,12 @@ func TestDeadLetterHealthAndReplay(t *testing.T) {
 		t.Fatalf("dead letters %s", resp.Result)
 	}
 	// Bad replay params are a clear -32602, and the plugin keeps serving.
-	resp = call(t, h, "notifier/replay_dead_letters", json.RawMessage(`{}`))
+	resp = e2etest.Request(t, h, "notifier/replay_dead_letters", json.RawMessage(`{}`))
 	if resp.Error == nil || resp.Error.Code != -32602 || resp.Error.Category() != "invalid_request" {
 		t.Fatalf("empty replay: %s %v", resp.Result, resp.Error)
 	}
 	rc.setStatuses(200)
-	resp = call(t, h, "notifier/replay_dead_letters", map[string]any{"delivery_ids": []string{list.DeadLetters[0].DeliveryID}})
+	resp = e2etest.Request(t, h, "notifier/replay_dead_letters", map[string]any{"delivery_ids": []string{list.DeadLetters[0].DeliveryID}})
 	if resp.Error != nil || !strings.Contains(string(resp.Result), `"replayed":1`) {
 		t.Fatalf("replay %s %v", resp.Result, resp.Error)
 	}
@@ -211,7 +208,7 @@ func TestDeadLetterHealthAndReplay(t *testing.T) {
 	if len(got) != 2 || got[1].header.Get("Idempotency-Key") != list.DeadLetters[0].DeliveryID || got[1].verifyErr != nil {
 		t.Fatalf("replayed request:\n%s", describe(got))
 	}
-	resp = call(t, h, "health/check", nil)
+	resp = e2etest.Request(t, h, "health/check", nil)
 	json.Unmarshal(resp.Result, &health)
 	if health.Status != "healthy" {
 		t.Fatalf("health after replay %s", resp.Result)
@@ -258,7 +255,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 		{"notifier/dead_letters", `{"limit":5000}`, ""},
 	}
 	for _, c := range cases {
-		resp := call(t, h, c.method, json.RawMessage(c.params))
+		resp := e2etest.Request(t, h, c.method, json.RawMessage(c.params))
 		if resp.Error == nil || resp.Error.Code != -32602 || resp.Error.Category() != "invalid_request" {
 			t.Fatalf("%s %s: %s %v", c.method, c.params, resp.Result, resp.Error)
 		}

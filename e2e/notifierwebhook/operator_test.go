@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // TestSecretsNeverLeak: a receiver that echoes every header it got, and a
@@ -44,8 +45,8 @@ func TestSecretsNeverLeak(t *testing.T) {
 	if !strings.Contains(rc.requests()[0].header.Get("Authorization"), "bearer-SECRET-7777") {
 		t.Fatal("the receiver did not get the token, so the echo proves nothing")
 	}
-	health := call(t, h, "health/check", nil)
-	dead := call(t, h, "notifier/dead_letters", json.RawMessage(`{}`))
+	health := e2etest.Request(t, h, "health/check", nil)
+	dead := e2etest.Request(t, h, "notifier/dead_letters", json.RawMessage(`{}`))
 	var errText strings.Builder
 	for _, e := range evs {
 		if s, ok := e.Data["last_error"].(string); ok {
@@ -135,7 +136,7 @@ func TestBusyPluginStaysResponsive(t *testing.T) {
 	<-rc.arrived
 	for _, m := range []string{"$/ping", "health/check"} {
 		start := time.Now()
-		call(t, h, m, nil)
+		e2etest.Request(t, h, m, nil)
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("%s took %v while a notify was busy", m, d)
 		}

@@ -1,20 +1,16 @@
 package notifierwebhook
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/webhooksig"
 )
 
 // received is one request a receiver saw and what it answered.
@@ -111,7 +107,7 @@ func (r *receiver) handle(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	rec := received{at: time.Now(), header: req.Header.Clone(), body: body}
 	if r.secret != "" {
-		rec.verifyErr = verifyStandardWebhook(r.secret, req.Header, body, time.Now())
+		rec.verifyErr = webhooksig.VerifyStandard(r.secret, req.Header, body, time.Now(), 0)
 	}
 	r.mu.Lock()
 	rec.status = r.statuses[min(len(r.got), len(r.statuses)-1)]
@@ -176,41 +172,4 @@ func (r *receiver) deliveredIDs() map[string]int {
 		}
 	}
 	return out
-}
-
-// verifyStandardWebhook is a from-scratch Standard Webhooks verifier
-// (https://www.standardwebhooks.com): HMAC-SHA256 over
-// "<webhook-id>.<webhook-timestamp>.<body>" with the base64-decoded
-// whsec_ key (or the raw secret), compared in constant time against every
-// "v1," entry, and a timestamp no further than 5 minutes from now.
-func verifyStandardWebhook(secret string, h http.Header, body []byte, now time.Time) error {
-	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	if id == "" || ts == "" || sigs == "" {
-		return errors.New("missing webhook-id, webhook-timestamp or webhook-signature")
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return errors.New("webhook-timestamp is not an integer")
-	}
-	if d := now.Sub(time.Unix(sec, 0)); d > 5*time.Minute || d < -5*time.Minute {
-		return errors.New("webhook-timestamp outside the 5 minute window")
-	}
-	key := []byte(secret)
-	if rest, ok := strings.CutPrefix(secret, "whsec_"); ok {
-		if key, err = base64.StdEncoding.DecodeString(rest); err != nil {
-			return errors.New("bad whsec_ secret")
-		}
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(id + "." + ts + "."))
-	mac.Write(body)
-	want := mac.Sum(nil)
-	for _, s := range strings.Fields(sigs) {
-		if v, ok := strings.CutPrefix(s, "v1,"); ok {
-			if got, err := base64.StdEncoding.DecodeString(v); err == nil && hmac.Equal(got, want) {
-				return nil
-			}
-		}
-	}
-	return errors.New("no v1 signature matches")
 }

@@ -15,10 +15,8 @@
 //     the tree's working directory, with LOKI_URL and VICTORIALOGS_URL
 //     pointing at the Loki and VictoriaLogs services of the same file.
 //   - Makefile: the dist, install and docker-e2e targets call the tools this
-//     package checks.
-//   - dist (e2e/dist, behind `make dist`): run on the built binaries into a
-//     temp dir; every tarball's entries, plugin.toml against the binary's
-//     own manifest, SHA256SUMS, and byte-for-byte reproducibility.
+//     package checks. The release packager itself (tools/dist, behind
+//     `make dist`) is run on the built binaries by its own test there.
 //   - scripts/docker-entrypoint.sh (the image's entrypoint): run against a
 //     directory laid out like the image's /usr/local/bin; scripts/wait-ready.sh
 //     (the compose file's readiness gate): run against local servers.

@@ -2,27 +2,16 @@ package packaging
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 )
 
 // loadRepo reads the real tree this test runs in.
 func loadRepo(t *testing.T) *Repo {
 	t.Helper()
-	root, err := binaries.RepoRoot()
+	r, err := LoadWorkingTree()
 	if err != nil {
 		t.Fatal(err)
-	}
-	r, err := LoadRepo(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.Plugins) == 0 {
-		t.Fatal("no plugins/*/main.go found: the checks below would prove nothing")
 	}
 	return r
 }
@@ -61,23 +50,4 @@ func wantClean(t *testing.T, errs []error) {
 	if len(errs) > 0 {
 		t.Fatalf("%d problem(s):\n%v", len(errs), errors.Join(errs...))
 	}
-}
-
-// binDir is where `make build` put the binaries (ANIMUS_BIN_DIR in make
-// e2e). Missing binaries fail in CI and skip, with the reason, elsewhere.
-func binDir(t *testing.T, r *Repo) string {
-	t.Helper()
-	dir := os.Getenv(binaries.EnvBinDir)
-	if dir == "" {
-		dir = filepath.Join(r.Root, "bin")
-	}
-	for _, p := range r.Plugins {
-		if _, err := os.Stat(filepath.Join(dir, "animus-"+p)); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI: %v (make e2e builds bin/ first; this must not happen)", err)
-			}
-			t.Skipf("needs the built plugins (run `make build` or `make e2e`): %v", err)
-		}
-	}
-	return dir
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 )
 
 // TestImageEntrypoint runs the image's entrypoint script against a
@@ -22,7 +24,7 @@ import (
 // arguments through to the command they name.
 func TestImageEntrypoint(t *testing.T) {
 	r := loadRepo(t)
-	bins := binDir(t, r)
+	bins := binaries.BuiltDir(t, r.PluginBinaries()...)
 	dir := t.TempDir()
 	for _, p := range r.Plugins {
 		if err := os.Symlink(filepath.Join(bins, "animus-"+p), filepath.Join(dir, "animus-"+p)); err != nil {
@@ -30,7 +32,7 @@ func TestImageEntrypoint(t *testing.T) {
 		}
 	}
 	script := filepath.Join(r.Root, "scripts", "docker-entrypoint.sh")
-	version := expectedVersion(t, r.Root)
+	version := binaries.StampedVersion(t)
 
 	cmd := exec.Command("sh", script)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "ANIMUS_PLUGINS_DIR=" + dir}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 )
 
 // snapshot records size, mode and mtime of every file and directory under
@@ -102,7 +104,7 @@ func newSandbox(t *testing.T) string {
 
 func TestInstallIntoPrefix(t *testing.T) {
 	r := loadRepo(t)
-	bins := binDir(t, r)
+	bins := binaries.BuiltDir(t, r.PluginBinaries()...)
 	sb := newSandbox(t)
 	// PREFIX lives in its own temp dir so that creating it touches nothing
 	// in the sandbox, not even the sandbox directory's mtime.
@@ -193,7 +195,7 @@ func TestInstallIntoPrefix(t *testing.T) {
 
 func TestInstallDestdir(t *testing.T) {
 	r := loadRepo(t)
-	bins := binDir(t, r)
+	bins := binaries.BuiltDir(t, r.PluginBinaries()...)
 	sb := newSandbox(t)
 	stage := filepath.Join(sb, "stage")
 	res := runInstall(t, r, sb, "--prefix", "/usr/local", "--destdir", stage, "--from", bins, r.Plugins[0])
@@ -213,7 +215,7 @@ func TestInstallDestdir(t *testing.T) {
 // TestInstallRefuses: bad input installs nothing and says why.
 func TestInstallRefuses(t *testing.T) {
 	r := loadRepo(t)
-	bins := binDir(t, r)
+	bins := binaries.BuiltDir(t, r.PluginBinaries()...)
 	notPlugin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(notPlugin, "animus-fake"), []byte("#!/bin/sh\necho '{\"name\":\"animus-other\"}'\n"), 0o755); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ const DockerE2ECommand = "docker compose -f " + ComposePath + " up --build --abo
 
 // Packaging targets and a tool each recipe must call.
 var packagingTargets = []struct{ target, tool string }{
-	{"dist", "./e2e/cmd/animus-dist"},
+	{"dist", "./tools/cmd/animus-dist"},
 	{"install", "scripts/install.sh"},
 	{"docker-e2e", DockerE2ECommand},
 	{"e2e", "go test"},

@@ -22,7 +22,7 @@ func TestMakeTargets(t *testing.T) {
 		"\tgo build -o $@ ./plugins/$*",
 		"# dist: a comment, not a rule",
 		"dist install: build",
-		"\tgo run ./e2e/cmd/animus-dist \\",
+		"\tgo run ./tools/cmd/animus-dist \\",
 		"\t\t-out dist",
 		"",
 		"docker-e2e:",
@@ -37,7 +37,7 @@ func TestMakeTargets(t *testing.T) {
 	if want := []string{"build", "dist", "docker-e2e", "install"}; !slices.Equal(names, want) {
 		t.Fatalf("targets %v, want %v", names, want)
 	}
-	if got["dist"] != "go run ./e2e/cmd/animus-dist  -out dist\n" {
+	if got["dist"] != "go run ./tools/cmd/animus-dist  -out dist\n" {
 		t.Errorf("dist recipe %q: continuation lines not joined", got["dist"])
 	}
 	if got["install"] != got["dist"] {
@@ -64,8 +64,8 @@ func TestMakefileDefects(t *testing.T) {
 			replace(t, &r.Makefile, "scripts/install.sh", "cp $(BIN)/* $(PREFIX)/bin/ #")
 		}, `target install does not run "scripts/install.sh"`},
 		{"the dist generator is gone", func(t *testing.T, r *Repo) {
-			r.Root = t.TempDir() // a tree without e2e/cmd/animus-dist
-		}, "runs ./e2e/cmd/animus-dist, which does not exist"},
+			r.Root = t.TempDir() // a tree without tools/cmd/animus-dist
+		}, "runs ./tools/cmd/animus-dist, which does not exist"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

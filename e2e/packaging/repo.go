@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 )
 
 // Problem is one finding, located in a file (and a line when known).
@@ -74,6 +76,24 @@ func LoadRepo(root string) (*Repo, error) {
 	return r, nil
 }
 
+// LoadWorkingTree is LoadRepo for the tree the caller runs in (the
+// directory holding go.work, from the working directory upwards). A tree
+// without plugins is an error: every check on it would pass vacuously.
+func LoadWorkingTree() (*Repo, error) {
+	root, err := binaries.RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	r, err := LoadRepo(root)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Plugins) == 0 {
+		return nil, fmt.Errorf("no plugins/*/main.go under %s: the checks would prove nothing", root)
+	}
+	return r, nil
+}
+
 // exists reports whether a path relative to the root exists.
 func (r *Repo) exists(rel string) bool {
 	_, err := os.Stat(filepath.Join(r.Root, filepath.FromSlash(rel)))
@@ -82,15 +102,26 @@ func (r *Repo) exists(rel string) bool {
 
 // BuiltBinaries are the names `make build` writes to bin/: animus-<dir> for
 // every plugin, the example plugin, and the e2e commands it builds by their
-// animus-<name> pattern (e2e/cmd/animus-<name>).
+// animus-<name> pattern (e2e/cmd/animus-<name> and tools/cmd/animus-<name>).
 func (r *Repo) BuiltBinaries() map[string]bool {
 	out := map[string]bool{"animus-example": r.exists("examples/animus-example")}
-	for _, p := range r.Plugins {
-		out["animus-"+p] = true
+	for _, b := range r.PluginBinaries() {
+		out[b] = true
 	}
-	cmds, _ := filepath.Glob(filepath.Join(r.Root, "e2e", "cmd", "animus-*"))
-	for _, c := range cmds {
-		out[filepath.Base(c)] = true
+	for _, module := range []string{"e2e", "tools"} {
+		cmds, _ := filepath.Glob(filepath.Join(r.Root, module, "cmd", "animus-*"))
+		for _, c := range cmds {
+			out[filepath.Base(c)] = true
+		}
+	}
+	return out
+}
+
+// PluginBinaries are the plugins' binary names, animus-<dir>, sorted.
+func (r *Repo) PluginBinaries() []string {
+	out := make([]string, len(r.Plugins))
+	for i, p := range r.Plugins {
+		out[i] = "animus-" + p
 	}
 	return out
 }

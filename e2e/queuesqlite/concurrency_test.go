@@ -19,7 +19,7 @@ func seed(t *testing.T, p *project, n int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	h := p.spawn(ctx)
+	h := p.spawn()
 	next := make(chan int)
 	go func() {
 		defer close(next)
@@ -154,7 +154,7 @@ func TestFourProcessesLeaseEachEntryOnce(t *testing.T) {
 	defer cancel()
 	hosts := make([]*fakehost.Host, workers)
 	for w := range hosts {
-		hosts[w] = p.spawn(ctx)
+		hosts[w] = p.spawn()
 	}
 	results := make([]map[string]string, workers)
 	errs := make([]error, workers)
@@ -200,7 +200,7 @@ func TestPerCallProcessesLeaseEachEntryOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			results[w], errs[w] = leaseLoop(ctx, func(params json.RawMessage) (*fakehost.Response, error) {
-				h := p.spawn(ctx)
+				h := p.spawn()
 				defer h.Shutdown(ctx, fakehost.LadderDaemon)
 				return h.Call(ctx, "queue/lease", params)
 			}, w)
@@ -225,7 +225,7 @@ func TestSimultaneousFirstStart(t *testing.T) {
 	defer cancel()
 	hosts := make([]*fakehost.Host, n)
 	for i := range hosts {
-		hosts[i] = p.spawn(ctx) // initialize does not touch the disk
+		hosts[i] = p.spawn() // initialize does not touch the disk
 	}
 	start := make(chan struct{})
 	var wg sync.WaitGroup

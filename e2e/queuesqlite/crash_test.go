@@ -77,7 +77,7 @@ func killDuringLeases(t *testing.T, p *project, round int, delay time.Duration) 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	h := p.spawn(ctx)
+	h := p.spawn()
 	var mu sync.Mutex
 	got := map[string]string{}
 	var wg sync.WaitGroup

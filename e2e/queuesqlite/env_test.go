@@ -10,17 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // TestManifestDeclaresEnv: every variable the plugin reads is in
 // env_required, or the daemon would scrub it.
 func TestManifestDeclaresEnv(t *testing.T) {
-	names, err := declared()
-	if err != nil {
-		t.Fatal(err)
-	}
+	names := e2etest.Declared(t, binaryName)
 	for _, want := range []string{"ANIMUS_QUEUE_DB_PATH", "ANIMUS_QUEUE_BUSY_TIMEOUT_MS", "ANIMUS_QUEUE_LEASE_TTL_SECS", "ANIMUS_QUEUE_AUDIT_RETENTION_DAYS"} {
 		if !strings.Contains(strings.Join(names, " "), want) {
 			t.Errorf("env_required lacks %s: %v", want, names)
@@ -114,14 +111,10 @@ func TestLeaseTTL(t *testing.T) {
 // TestBadConfigFailsAtStart: a malformed variable stops the process before
 // the handshake, naming the variable on stderr.
 func TestBadConfigFailsAtStart(t *testing.T) {
-	names, err := declared()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := fakehost.Start(context.Background(), fakehost.Config{
-		Binary: binaries.Path(t, binaryName), Dir: t.TempDir(), EnvMode: fakehost.EnvDaemonNarrow,
-		Env: map[string]string{"ANIMUS_QUEUE_LEASE_TTL_SECS": "soon"}, Declared: names,
-	})
+	h, err := fakehost.Start(context.Background(), e2etest.Config(t, binaryName, e2etest.Options{
+		EnvMode: fakehost.EnvDaemonNarrow, Env: map[string]string{"ANIMUS_QUEUE_LEASE_TTL_SECS": "soon"},
+		Declared: e2etest.Declared(t, binaryName),
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

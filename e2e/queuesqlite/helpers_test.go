@@ -5,37 +5,24 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
-	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 	"github.com/animus-plugins/animus-plugins/pkg/sqlitex"
 )
 
 const binaryName = "animus-queue-sqlite"
-
-// declared is env_required as the manifest probe reports it, learned once:
-// the daemon probes at discovery, not before every spawn.
-var declared = sync.OnceValues(func() ([]string, error) {
-	bin, err := binaries.Find(binaryName)
-	if err != nil {
-		return nil, err
-	}
-	m, err := fakehost.Probe(context.Background(), bin, fakehost.ProbeOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return m.EnvNames(), nil
-})
 
 // project is a project root the test's plugin processes share.
 type project struct {
 	t   *testing.T
 	dir string
 	env map[string]string // the daemon's environment overlay
+	// declared is env_required as the manifest probe reported it: the
+	// daemon probes at discovery, not before every spawn.
+	declared []string
 	// quiet makes call check that each process wrote nothing to stderr at
 	// the default log level (the daemon logs every stderr line at WARN).
 	quiet bool
@@ -43,52 +30,26 @@ type project struct {
 
 func newProject(t *testing.T) *project {
 	t.Helper()
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &project{t: t, dir: dir, env: map[string]string{}}
+	return &project{t: t, dir: e2etest.Project(t), env: map[string]string{}, declared: e2etest.Declared(t, binaryName)}
 }
 
 func (p *project) dbPath() string { return filepath.Join(p.dir, ".animus", "queue.sqlite") }
 
 // spawn starts a process the way the daemon's queue client does (narrow
 // allowlist, env_required, cwd = project root) and completes the handshake.
-func (p *project) spawn(ctx context.Context) *fakehost.Host {
+func (p *project) spawn() *fakehost.Host {
 	p.t.Helper()
-	names, err := declared()
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	schemas, err := schemacheck.Default()
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	h := fakehost.New(p.t, fakehost.Config{
-		Binary: binaries.Path(p.t, binaryName), Dir: p.dir, EnvMode: fakehost.EnvDaemonNarrow,
-		Env: p.env, Declared: names, Schemas: schemas,
-	})
-	if _, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetQueueClient}); err != nil {
-		p.t.Fatal(err)
-	}
-	return h
+	return e2etest.Spawn(p.t, binaryName, e2etest.Options{Dir: p.dir, EnvMode: fakehost.EnvDaemonNarrow, Env: p.env,
+		Declared: p.declared, Handshake: fakehost.Handshake{Preset: fakehost.PresetQueueClient}})
 }
 
 // call is one daemon queue call: fresh process, handshake, the method,
 // shutdown and exit. The process must exit by itself with code 0.
 func (p *project) call(method string, params any) *fakehost.Response {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	h := p.spawn(ctx)
-	resp, err := h.Call(ctx, method, params)
-	if err != nil {
-		p.t.Fatalf("%s: %v", method, err)
-	}
-	rep, err := h.Shutdown(ctx, fakehost.LadderDaemon)
-	if err != nil || !rep.ExitedByItself || rep.ExitCode != 0 {
-		p.t.Fatalf("after %s: shutdown %+v, %v", method, rep, err)
-	}
+	h := p.spawn()
+	resp := e2etest.Request(p.t, h, method, params)
+	e2etest.Shutdown(p.t, h, fakehost.LadderDaemon)
 	if p.quiet {
 		quietStderr(p.t, h)
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
@@ -81,7 +80,7 @@ func TestConcurrentStartupMigratesOnce(t *testing.T) {
 					t.Fatalf("rustdb: %v %s", err, out)
 				}
 			}
-			bin := binaries.Path(t, binary)
+			cfg := e2etest.Config(t, binary, e2etest.Options{Dir: p.dir, Schemas: schemas(t), Declared: declaredEnv})
 			hosts := make([]*fakehost.Host, 3)
 			errs := make([]error, 3)
 			var wg sync.WaitGroup
@@ -89,8 +88,7 @@ func TestConcurrentStartupMigratesOnce(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					h, err := fakehost.Start(e2etest.Ctx(t, 30*time.Second), fakehost.Config{Binary: bin, Dir: p.dir,
-						EnvMode: fakehost.EnvDaemon, Schemas: schemas(t), Declared: declaredEnv})
+					h, err := fakehost.Start(e2etest.Ctx(t, 30*time.Second), cfg)
 					if err != nil {
 						errs[i] = err
 						return

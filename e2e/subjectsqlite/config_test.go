@@ -86,8 +86,7 @@ func TestKindsFollowConfiguration(t *testing.T) {
 	if slices.ContainsFunc(m.Capabilities, func(c string) bool { return strings.HasPrefix(c, "task/") || c == "subject_kind:task" }) {
 		t.Errorf("manifest still advertises task: %v", m.Capabilities)
 	}
-	p := newProject(t, env)
-	h := fakehost.New(t, fakehost.Config{Binary: binaries.Path(t, binary), Dir: p.dir, EnvMode: fakehost.EnvDaemon, Env: env, Schemas: schemas(t)})
+	h := fakehost.New(t, e2etest.Config(t, binary, newProject(t, env).options()))
 	res, err := h.Initialize(e2etest.Ctx(t, 10*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +119,7 @@ func TestDatabasePathAndMigrationControl(t *testing.T) {
 	if out, err := tool(t, "rustdb", "-db", p.dbPath()).Output(); err != nil {
 		t.Fatalf("rustdb: %v %s", err, out)
 	}
-	h := fakehost.New(t, fakehost.Config{Binary: binaries.Path(t, binary), Dir: p.dir, EnvMode: fakehost.EnvDaemon, Env: p.env, Schemas: schemas(t)})
+	h := fakehost.New(t, e2etest.Config(t, binary, p.options()))
 	_, err := h.Initialize(e2etest.Ctx(t, 10*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon})
 	if err == nil || !strings.Contains(err.Error(), "ANIMUS_SQLITE_AUTO_MIGRATE") {
 		t.Fatalf("initialize on an unmigrated database with auto-migration off: %v", err)

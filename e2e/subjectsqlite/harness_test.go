@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
@@ -62,22 +61,24 @@ func newProject(t testing.TB, env map[string]string) *project {
 	if env == nil {
 		env = map[string]string{}
 	}
-	return &project{t: t, dir: t.TempDir(), env: env}
+	return &project{t: t, dir: e2etest.Project(t), env: env}
 }
 
 // dbPath is where the plugin keeps the database by default.
 func (p *project) dbPath() string { return filepath.Join(p.dir, ".animus", "subjects", "sqlite.db") }
 
+// options is how the daemon's subject router spawns a plugin process for
+// this project: the generic host's environment and handshake, with the
+// result schemas of every kind the tests configure.
+func (p *project) options() e2etest.Options {
+	return e2etest.Options{Dir: p.dir, Env: p.env, Schemas: schemas(p.t)}
+}
+
 // start spawns a plugin process the way the daemon does and completes the
 // daemon's handshake.
 func (p *project) start() *fakehost.Host {
 	p.t.Helper()
-	h := fakehost.New(p.t, fakehost.Config{Binary: binaries.Path(p.t, binary), Dir: p.dir, EnvMode: fakehost.EnvDaemon,
-		Env: p.env, Schemas: schemas(p.t)})
-	if _, err := h.Initialize(e2etest.Ctx(p.t, 30*time.Second), fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
-		p.t.Fatal(err)
-	}
-	return h
+	return e2etest.Spawn(p.t, binary, p.options())
 }
 
 // subject is the wire Subject as a test reads it.
@@ -108,23 +109,14 @@ type subjectList struct {
 	Total      *int      `json:"total"`
 }
 
-func decode[T any](t testing.TB, raw json.RawMessage) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal(raw, &v); err != nil {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
-	return v
-}
-
 func create(t testing.TB, h *fakehost.Host, method string, params any) subject {
 	t.Helper()
-	return decode[subject](t, e2etest.Call(t, h, method, params))
+	return e2etest.Decode[subject](t, e2etest.Call(t, h, method, params))
 }
 
 func list(t testing.TB, h *fakehost.Host, method string, params any) subjectList {
 	t.Helper()
-	return decode[subjectList](t, e2etest.Call(t, h, method, params))
+	return e2etest.Decode[subjectList](t, e2etest.Call(t, h, method, params))
 }
 
 func ids(l subjectList) []string {

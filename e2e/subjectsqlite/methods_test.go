@@ -35,7 +35,7 @@ func TestCreateGetRoundTrip(t *testing.T) {
 	if !bytes.HasPrefix(raw, []byte(`{"id":"task:`)) || !bytes.Contains(raw, []byte(`"kind":"task","title":"plain","status":"ready","created_at":"`)) {
 		t.Fatalf("field order or values differ from v0.1.0: %s", raw)
 	}
-	s := decode[subject](t, raw)
+	s := e2etest.Decode[subject](t, raw)
 	if len(nativeOf(s.ID)) != 26 || s.CreatedAt != s.UpdatedAt || !strings.HasSuffix(s.CreatedAt, "Z") {
 		t.Fatalf("id %q created %s updated %s", s.ID, s.CreatedAt, s.UpdatedAt)
 	}
@@ -50,7 +50,7 @@ func TestCreateGetRoundTrip(t *testing.T) {
 		"attachments": []map[string]any{{"id": "doc-7", "kind": "document", "uri": "file:///spec.md", "mime_type": "text/markdown"}},
 		"id":          "task:CALLER", "created_at": "2000-01-01T00:00:00Z",
 	})
-	f := decode[subject](t, full)
+	f := e2etest.Decode[subject](t, full)
 	if f.Title != "full <b>&" || *f.Description != "text" || f.Status != "in-progress" || *f.Priority != 4 ||
 		!slices.Equal(f.Labels, []string{"x", "y"}) || *f.Assignee != "agent:default" || string(f.Custom["points"]) != "5" ||
 		len(f.Custom) != 1 || *f.NativeStatus != "Doing" || string(f.StatusMetadata) != `{"color":"#FFAA00"}` ||
@@ -234,7 +234,7 @@ func TestUpdateSemantics(t *testing.T) {
 			t.Errorf("%s: get differs from the update result", tc.name)
 		}
 	}
-	comments := decode[struct {
+	comments := e2etest.Decode[struct {
 		Comments []struct{ Body string } `json:"comments"`
 	}](t, e2etest.Call(t, h, "task/comments", map[string]string{"id": s.ID}))
 	if len(comments.Comments) != 1 || comments.Comments[0].Body != "ran once" {

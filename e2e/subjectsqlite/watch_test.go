@@ -47,7 +47,7 @@ func events(t *testing.T, h *fakehost.Host, watchID string) []changed {
 		if bytes.Contains(p.Event, []byte("null")) {
 			t.Fatalf("event carries a null field: %s", p.Event)
 		}
-		out = append(out, decode[changed](t, p.Event))
+		out = append(out, e2etest.Decode[changed](t, p.Event))
 	}
 	return out
 }

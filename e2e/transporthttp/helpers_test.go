@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakedaemon"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
@@ -47,22 +46,11 @@ type gateway struct {
 	token  string // sent as Bearer by do() when set
 }
 
+// newHost spawns the plugin as the daemon's transport supervisor does:
+// the generic host's allowlist and handshake, cwd = a fresh project root.
 func newHost(t *testing.T, s setup) *fakehost.Host {
 	t.Helper()
-	h := fakehost.New(t, fakehost.Config{
-		Binary:  binaries.Path(t, binary),
-		Dir:     t.TempDir(),
-		EnvMode: fakehost.EnvDaemon,
-		Env:     s.env,
-		Extra:   s.extra,
-		Schemas: e2etest.Schemas(t),
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return e2etest.Spawn(t, binary, e2etest.Options{Env: s.env, Extra: s.extra})
 }
 
 // socketDir is a short temp dir: Unix socket paths are limited to 107 bytes
@@ -128,13 +116,7 @@ func (g *gateway) startRaw(s setup) *fakehost.Response {
 
 func (g *gateway) call(method string, params any) *fakehost.Response {
 	g.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := g.h.Call(ctx, method, params)
-	if err != nil {
-		g.t.Fatalf("%s: %v", method, err)
-	}
-	return resp
+	return e2etest.Request(g.t, g.h, method, params)
 }
 
 // envelope is the transport's response body.
@@ -353,10 +335,4 @@ func (s *sse) waitEOF(t *testing.T, timeout time.Duration) {
 	case <-time.After(timeout):
 		t.Fatalf("sse: stream still open after %v", timeout)
 	}
-}
-
-func ctxTimeout(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakedaemon"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 // transport/start binds and answers an accurate TransportInfo without
@@ -184,7 +185,7 @@ func TestShutdownDrains(t *testing.T) {
 
 	slow := make(chan reply, 1)
 	go func() { slow <- g.get("/api/v1/workflows/wf-1") }()
-	if _, _, err := g.d.WaitRequest(ctxTimeout(t, 5*time.Second), "workflow/get", 0); err != nil {
+	if _, _, err := g.d.WaitRequest(e2etest.Ctx(t, 5*time.Second), "workflow/get", 0); err != nil {
 		t.Fatal(err)
 	}
 	shutdownStarted := time.Now()

@@ -226,15 +226,33 @@ func TestEnvelopeShapes(t *testing.T) {
 	wantOK(t, "readyz", g.get("/readyz"), nil)
 }
 
-// openapi.json describes every served route and nothing else: each
+// openapi.json is the bare OpenAPI document (no envelope, so OpenAPI tools
+// can read it) and describes every served route and nothing else: each
 // described operation answers something other than 404 route_not_found.
+// (The plugin's unit tests validate the document and every response
+// against it with an OpenAPI validator.)
 func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	g := startGateway(t, setup{daemon: &fakedaemon.Options{}})
+	r := g.get("/api/v1/openapi.json")
+	if r.status != http.StatusOK || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("openapi.json: %d %s", r.status, r.header.Get("Content-Type"))
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(r.body, &top); err != nil {
+		t.Fatalf("openapi.json is not a JSON object: %v", err)
+	}
+	for _, k := range []string{"ok", "data", "error"} {
+		if _, enveloped := top[k]; enveloped {
+			t.Errorf("openapi.json has the envelope's %q key", k)
+		}
+	}
 	var doc struct {
 		OpenAPI string                                `json:"openapi"`
 		Paths   map[string]map[string]json.RawMessage `json:"paths"`
 	}
-	wantOK(t, "openapi", g.get("/api/v1/openapi.json"), &doc)
+	if err := json.Unmarshal(r.body, &doc); err != nil {
+		t.Fatal(err)
+	}
 	if doc.OpenAPI != "3.1.0" || len(doc.Paths) < 40 {
 		t.Fatalf("openapi %s with %d paths", doc.OpenAPI, len(doc.Paths))
 	}

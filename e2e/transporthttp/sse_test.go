@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakedaemon"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 )
 
 const eventWait = 5 * time.Second
@@ -37,7 +38,7 @@ func dataN(t *testing.T, ev sseEvent) int {
 func TestSSEEventsReconnectWithLastEventID(t *testing.T) {
 	g := startGateway(t, setup{daemon: &fakedaemon.Options{}})
 	s := g.openSSE("/api/v1/daemon/events", nil)
-	if err := g.d.WaitStreams(ctxTimeout(t, eventWait), 1); err != nil {
+	if err := g.d.WaitStreams(e2etest.Ctx(t, eventWait), 1); err != nil {
 		t.Fatal(err)
 	}
 	// Three events share one timestamp, so resuming by time alone would
@@ -59,7 +60,7 @@ func TestSSEEventsReconnectWithLastEventID(t *testing.T) {
 		lastID = ev.ID
 	}
 	s.close() // the client goes away after event 2
-	if err := g.d.WaitStreams(ctxTimeout(t, eventWait), 0); err != nil {
+	if err := g.d.WaitStreams(e2etest.Ctx(t, eventWait), 0); err != nil {
 		t.Fatalf("the daemon stream outlived the client: %v", err)
 	}
 	if c := g.d.Cancels(); len(c) != 1 {
@@ -75,7 +76,7 @@ func TestSSEEventsReconnectWithLastEventID(t *testing.T) {
 			t.Fatalf("after reconnect got n=%d, want %d (%+v)", dataN(t, ev), want, ev)
 		}
 	}
-	req, _, err := g.d.WaitRequest(ctxTimeout(t, eventWait), "daemon/events", before)
+	req, _, err := g.d.WaitRequest(e2etest.Ctx(t, eventWait), "daemon/events", before)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestSSEEventsReconnectWithLastEventID(t *testing.T) {
 func TestSSEKeepAlive(t *testing.T) {
 	g := startGateway(t, setup{daemon: &fakedaemon.Options{}, config: map[string]any{"keepalive_ms": 100}})
 	s := g.openSSE("/api/v1/daemon/events", nil)
-	if err := g.d.WaitStreams(ctxTimeout(t, eventWait), 1); err != nil {
+	if err := g.d.WaitStreams(e2etest.Ctx(t, eventWait), 1); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(450 * time.Millisecond)
@@ -107,12 +108,12 @@ func TestSSEKeepAlive(t *testing.T) {
 func TestSSEWorkflowEventsEnd(t *testing.T) {
 	g := startGateway(t, setup{daemon: &fakedaemon.Options{}})
 	s := g.openSSE("/api/v1/workflows/wf-1/events?kinds=phase_started,workflow_completed", nil)
-	req, _, err := g.d.WaitRequest(ctxTimeout(t, eventWait), "workflow/events", 0)
+	req, _, err := g.d.WaitRequest(e2etest.Ctx(t, eventWait), "workflow/events", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkParams(t, "workflow/events", req.Params, `{"workflow_id":"wf-1","kinds":["phase_started","workflow_completed"]}`)
-	if err := g.d.WaitStreams(ctxTimeout(t, eventWait), 1); err != nil {
+	if err := g.d.WaitStreams(e2etest.Ctx(t, eventWait), 1); err != nil {
 		t.Fatal(err)
 	}
 	g.d.EmitWorkflowEvent(fakedaemon.WorkflowEvent{WorkflowID: "wf-2", Kind: "phase_started"})
@@ -176,7 +177,7 @@ func TestSSENotificationsBeforeAck(t *testing.T) {
 func TestSSESubjectWatch(t *testing.T) {
 	g := startGateway(t, setup{daemon: &fakedaemon.Options{}})
 	s := g.openSSE("/api/v1/subjects/watch?kind=task", nil)
-	if err := g.d.WaitStreams(ctxTimeout(t, eventWait), 1); err != nil {
+	if err := g.d.WaitStreams(e2etest.Ctx(t, eventWait), 1); err != nil {
 		t.Fatal(err)
 	}
 	wantOK(t, "create", g.do(request{method: "POST", path: "/api/v1/subjects", body: map[string]string{"kind": "note", "title": "other kind"}}), nil)
@@ -192,7 +193,7 @@ func TestSSESubjectWatch(t *testing.T) {
 func TestSSEDaemonDies(t *testing.T) {
 	g := startGateway(t, setup{daemon: &fakedaemon.Options{}})
 	s := g.openSSE("/api/v1/daemon/events", nil)
-	if err := g.d.WaitStreams(ctxTimeout(t, eventWait), 1); err != nil {
+	if err := g.d.WaitStreams(e2etest.Ctx(t, eventWait), 1); err != nil {
 		t.Fatal(err)
 	}
 	g.d.Close()
@@ -217,7 +218,7 @@ func TestSSEOutlivesServerTimeouts(t *testing.T) {
 	g := startGateway(t, setup{daemon: &fakedaemon.Options{},
 		config: map[string]any{"read_timeout_ms": 300, "write_timeout_ms": 300, "keepalive_ms": 100}})
 	s := g.openSSE("/api/v1/daemon/events", nil)
-	if err := g.d.WaitStreams(ctxTimeout(t, eventWait), 1); err != nil {
+	if err := g.d.WaitStreams(e2etest.Ctx(t, eventWait), 1); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(900 * time.Millisecond)

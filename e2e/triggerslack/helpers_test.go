@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
@@ -35,40 +34,16 @@ func socketEnv(fake *fakeslack.Server, extra map[string]string) map[string]strin
 }
 
 // spawn starts the plugin as the daemon's trigger supervisor does (narrow
-// allowlist plus env_required, cwd = project dir) and completes the
-// handshake.
+// allowlist plus env_required, cwd = project dir, "" for a fresh one) and
+// completes the handshake within ctx.
 func spawn(t *testing.T, ctx context.Context, dir string, env map[string]string) *fakehost.Host {
 	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	h := fakehost.New(t, fakehost.Config{
-		Binary:  binaries.Path(t, binary),
-		Dir:     dir,
-		EnvMode: fakehost.EnvDaemonNarrow,
-		Env:     env,
-		Schemas: e2etest.Schemas(t),
-	})
-	if _, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon}); err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return h
-}
-
-func call(t *testing.T, ctx context.Context, h *fakehost.Host, method string, params any) *fakehost.Response {
-	t.Helper()
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	resp, err := h.Call(cctx, method, params)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	return resp
+	return e2etest.SpawnContext(t, ctx, binary, e2etest.Options{Dir: dir, EnvMode: fakehost.EnvDaemonNarrow, Env: env})
 }
 
 func watch(t *testing.T, ctx context.Context, h *fakehost.Host) {
 	t.Helper()
-	resp := call(t, ctx, h, "trigger/watch", json.RawMessage(`{}`))
+	resp := e2etest.RequestContext(t, ctx, h, "trigger/watch", json.RawMessage(`{}`))
 	if resp.Error != nil || string(resp.Result) != `{"watching":true}` {
 		t.Fatalf("trigger/watch: %s", resp.Raw)
 	}
@@ -175,7 +150,7 @@ func send(t *testing.T, fake *fakeslack.Server, slackEventID string, retry int, 
 
 func health(t *testing.T, ctx context.Context, h *fakehost.Host) (status, lastError string) {
 	t.Helper()
-	resp := call(t, ctx, h, "health/check", nil)
+	resp := e2etest.RequestContext(t, ctx, h, "health/check", nil)
 	var r struct {
 		Status    string `json:"status"`
 		LastError string `json:"last_error"`

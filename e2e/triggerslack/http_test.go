@@ -43,14 +43,10 @@ func httpEnv(fake *fakeslack.Server, addr string) map[string]string {
 // post sends body signed with secret at `at`, plus extra headers.
 func post(t *testing.T, url, secret string, at time.Time, body []byte, extra map[string]string) (int, string, time.Duration) {
 	t.Helper()
-	ts, sig := fakeslack.Sign(secret, at, body)
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req, err := fakeslack.EventRequest(url, secret, at, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Slack-Request-Timestamp", ts)
-	req.Header.Set("X-Slack-Signature", sig)
 	for k, v := range extra {
 		req.Header.Set(k, v)
 	}
@@ -147,12 +143,12 @@ func TestEventsAPIPortInUse(t *testing.T) {
 	}
 	defer ln.Close()
 	h := spawn(t, ctx, "", httpEnv(fake, ln.Addr().String()))
-	resp := call(t, ctx, h, "trigger/watch", json.RawMessage(`{}`))
+	resp := e2etest.RequestContext(t, ctx, h, "trigger/watch", json.RawMessage(`{}`))
 	if resp.Error == nil || resp.Error.Code != -32603 || resp.Error.Category() != "address_in_use" {
 		t.Fatalf("watch on a bound port: %s", errorf(resp))
 	}
 	// The plugin keeps serving.
-	if resp := call(t, ctx, h, "trigger/schema", json.RawMessage(`{}`)); resp.Error != nil {
+	if resp := e2etest.RequestContext(t, ctx, h, "trigger/schema", json.RawMessage(`{}`)); resp.Error != nil {
 		t.Fatalf("after the failed watch: %s", errorf(resp))
 	}
 	rep, err := h.Shutdown(context.Background(), fakehost.LadderDaemon)

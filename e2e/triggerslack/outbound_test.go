@@ -111,7 +111,7 @@ func TestOutboundMethods(t *testing.T) {
 	for _, tc := range cases {
 		before := len(fake.Calls("chat.postMessage"))
 		fake.FailNext("chat.postMessage", tc.inject...)
-		resp := call(t, ctx, h, tc.method, tc.params)
+		resp := e2etest.RequestContext(t, ctx, h, tc.method, tc.params)
 		calls := len(fake.Calls("chat.postMessage")) - before
 		if calls != tc.calls {
 			t.Errorf("%s: %d chat.postMessage calls, want %d", tc.name, calls, tc.calls)
@@ -140,7 +140,7 @@ func TestOutboundMethods(t *testing.T) {
 	// Without a bot token nothing is sent.
 	h2 := spawn(t, ctx, "", map[string]string{"SLACK_API_BASE": fake.APIBase()})
 	before := len(fake.Calls(""))
-	resp := call(t, ctx, h2, "slack/chat_post_message", map[string]string{"channel": "C1", "text": "x"})
+	resp := e2etest.RequestContext(t, ctx, h2, "slack/chat_post_message", map[string]string{"channel": "C1", "text": "x"})
 	if resp.Error == nil || resp.Error.Code != -32603 || resp.Error.Category() != "missing_token" || resp.Error.Message != "SLACK_BOT_TOKEN unset" {
 		t.Fatalf("without a bot token: %s", errorf(resp))
 	}

@@ -84,7 +84,7 @@ func TestSocketModeEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	resp := call(t, ctx, h, "trigger/ack", map[string]string{"event_id": d.EventID, "status": "queued"})
+	resp := e2etest.RequestContext(t, ctx, h, "trigger/ack", map[string]string{"event_id": d.EventID, "status": "queued"})
 	want := `{"event_id":"` + d.EventID + `","acked":true}`
 	if resp.Error != nil || string(resp.Result) != want {
 		t.Fatalf("trigger/ack request: %s, want %s", resp.Raw, want)
@@ -193,7 +193,7 @@ func TestBotOwnMessagesIgnored(t *testing.T) {
 	if err := fake.WaitConnections(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	resp := call(t, ctx, h, "slack/send_dm", map[string]string{"user_id": "U1", "text": "On it!"})
+	resp := e2etest.RequestContext(t, ctx, h, "slack/send_dm", map[string]string{"user_id": "U1", "text": "On it!"})
 	if resp.Error != nil {
 		t.Fatalf("send_dm: %s", errorf(resp))
 	}
@@ -235,7 +235,7 @@ func TestInvalidAuth(t *testing.T) {
 	// Wrong bot token: Slack says invalid_auth to auth.test; watch fails
 	// with a message the testkit classifies as configuration.
 	h2 := spawn(t, ctx, "", socketEnv(fake, map[string]string{"SLACK_BOT_TOKEN": "xoxb-revoked"}))
-	resp := call(t, ctx, h2, "trigger/watch", json.RawMessage(`{}`))
+	resp := e2etest.RequestContext(t, ctx, h2, "trigger/watch", json.RawMessage(`{}`))
 	if resp.Error == nil || resp.Error.Code != -32603 || resp.Error.Category() != "unavailable" ||
 		resp.Error.Message != "backend unavailable: SLACK_BOT_TOKEN auth failed: invalid_auth" {
 		t.Fatalf("watch with a rejected bot token: %s", errorf(resp))
@@ -264,7 +264,7 @@ func TestMissingConfiguration(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := spawn(t, ctx, "", tc.env)
-			resp := call(t, ctx, h, "trigger/watch", json.RawMessage(`{}`))
+			resp := e2etest.RequestContext(t, ctx, h, "trigger/watch", json.RawMessage(`{}`))
 			if resp.Error == nil || resp.Error.Code != -32603 || resp.Error.Category() != "unavailable" ||
 				!strings.HasPrefix(resp.Error.Message, tc.msg) {
 				t.Fatalf("watch: %s, want -32603 unavailable %q", errorf(resp), tc.msg)
@@ -277,7 +277,7 @@ func TestMissingConfiguration(t *testing.T) {
 	}
 	t.Run("trigger id from watch config", func(t *testing.T) {
 		h := spawn(t, ctx, "", fake.Env())
-		resp := call(t, ctx, h, "trigger/watch", map[string]any{"config": map[string]string{"trigger_id": "from-yaml"}, "cursor": "ignored"})
+		resp := e2etest.RequestContext(t, ctx, h, "trigger/watch", map[string]any{"config": map[string]string{"trigger_id": "from-yaml"}, "cursor": "ignored"})
 		if resp.Error != nil {
 			t.Fatalf("watch: %s", errorf(resp))
 		}

@@ -11,11 +11,15 @@ import (
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 )
 
-func main() {
-	svc := example.New()
+func main() { os.Exit(pluginkit.Main(newPlugin(os.Getenv))) }
+
+// newPlugin builds the plugin, reading its environment through getenv; the
+// golden tests build it the same way in process.
+func newPlugin(getenv func(string) string) pluginkit.Plugin {
+	svc := example.New(getenv)
 	mux := pluginkit.NewMux()
 	svc.Register(mux)
-	os.Exit(pluginkit.Main(pluginkit.Plugin{
+	return pluginkit.Plugin{
 		Name:        "animus-example",
 		Kind:        "custom",
 		Description: "pluginkit example plugin: echo, slow, stream and fail methods",
@@ -28,5 +32,5 @@ func main() {
 		Progress:          true,
 		Init:              svc.Init,
 		Health:            svc.Health,
-	}))
+	}
 }

@@ -1,7 +1,6 @@
 package pluginkit
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -243,27 +242,92 @@ func TestIDsEchoedVerbatim(t *testing.T) {
 	}
 }
 
-func TestAfterReplyRunsAfterTheResponse(t *testing.T) {
+// A stream's first notification never overtakes its request's ack: every
+// time, not by luck.
+func TestStreamStartsAfterTheAck(t *testing.T) {
 	h := startHost(t, testPlugin())
 	h.initialize()
-	for range 20 { // the order must hold every time, not by luck
-		id := h.sendRequest("test/after", map[string]any{"message": "ok"})
-		first := h.next(time.Second)
-		if got, _ := first["id"].(float64); int(got) != id {
-			t.Fatalf("first frame %v, want the response to %d", first, id)
-		}
-		if r := result(t, first); r["queued"] != true {
-			t.Fatalf("AfterReply reported %v inside a handler", r["queued"])
-		}
-		if n := h.next(time.Second); n["method"] != "test/after-ack" {
-			t.Fatalf("after the response came %v, want test/after-ack", n)
+	for range 20 {
+		id := openTail(t, h)
+		h.notify("$/cancelRequest", map[string]any{"id": id})
+		for n := h.next(time.Second); n["method"] != "test/stopped"; n = h.next(time.Second) {
 		}
 	}
-	// A failed request never runs its hook.
-	errCode(t, h.call("test/after", map[string]any{"message": "fail"}))
-	h.expectSilence(50 * time.Millisecond)
-	if AfterReply(context.Background(), func() {}) {
-		t.Fatal("AfterReply outside a handler reported true")
+}
+
+// openTail opens a test/tail stream and checks that its ack came before
+// its first tick; it returns the request id.
+func openTail(t *testing.T, h *pipeHost) int {
+	t.Helper()
+	id := h.sendRequest("test/tail", map[string]any{"message": "ok"})
+	first := h.next(time.Second)
+	if got, _ := first["id"].(float64); int(got) != id {
+		t.Fatalf("first frame %v, want the ack of %d", first, id)
+	}
+	if n := h.next(time.Second); n["method"] != "test/tick" {
+		t.Fatalf("after the ack came %v, want test/tick", n)
+	}
+	return id
+}
+
+// A request id that is still in flight is refused (-32600 carrying that
+// id); the original request is answered normally, and once it is, the id
+// may be used again.
+func TestDuplicateInFlightID(t *testing.T) {
+	h := startHost(t, testPlugin())
+	h.initialize()
+	h.send(`{"jsonrpc":"2.0","id":"dup","method":"test/sleep","params":{"ms":200}}` + "\n")
+	h.send(`{"jsonrpc":"2.0","id":"dup","method":"test/echo","params":{"message":"second"}}` + "\n")
+	var frames []map[string]any
+	for len(frames) < 2 {
+		if f := h.next(2 * time.Second); f["id"] == "dup" {
+			frames = append(frames, f)
+		}
+	}
+	code, msg, cat := errCode(t, frames[0])
+	if code != CodeInvalidRequest || cat != "protocol" || !strings.Contains(msg, `"dup" is already in flight`) {
+		t.Fatalf("duplicate id answered %d/%s %q", code, cat, msg)
+	}
+	if r := result(t, frames[1]); r["slept_ms"] != float64(200) {
+		t.Fatalf("the original request was answered %v", frames[1])
+	}
+	h.send(`{"jsonrpc":"2.0","id":"dup","method":"test/echo","params":{"message":"again"}}` + "\n")
+	if f := h.next(time.Second); f["id"] != "dup" || result(t, f)["message"] != "again" {
+		t.Fatalf("reused id after the answer: %v", f)
+	}
+}
+
+// $/progress is sent only to a host that declared progress support in
+// initialize; the request's own answer is the same either way.
+func TestProgressOnlyWhenTheHostAdvertisedIt(t *testing.T) {
+	for _, progress := range []bool{true, false} {
+		t.Run(fmt.Sprintf("progress=%v", progress), func(t *testing.T) {
+			h := startHost(t, testPlugin())
+			resp := h.call("initialize", map[string]any{
+				"protocol_version": "1.1.0",
+				"host_info":        map[string]any{"name": "animus", "version": "0.6.33"},
+				"capabilities":     map[string]any{"streaming": true, "progress": progress, "cancellation": true},
+			})
+			result(t, resp)
+			id := h.sendRequest("test/sleep", map[string]any{"ms": 1})
+			var sawProgress bool
+			for {
+				f := h.next(time.Second)
+				if f["method"] == "$/progress" {
+					sawProgress = true
+					continue
+				}
+				if got, _ := f["id"].(float64); int(got) == id {
+					if r := result(t, f); r["slept_ms"] != float64(1) {
+						t.Fatalf("result %v", f)
+					}
+					break
+				}
+			}
+			if sawProgress != progress {
+				t.Fatalf("host progress=%v: plugin sent $/progress=%v", progress, sawProgress)
+			}
+		})
 	}
 }
 
@@ -273,14 +337,7 @@ func TestAfterReplyRunsAfterTheResponse(t *testing.T) {
 func TestStreamCancelledByCancelRequestAfterAck(t *testing.T) {
 	h := startHost(t, testPlugin())
 	h.initialize()
-	id := h.sendRequest("test/tail", map[string]any{"message": "ok"})
-	first := h.next(time.Second)
-	if got, _ := first["id"].(float64); int(got) != id {
-		t.Fatalf("first frame %v, want the ack of %d", first, id)
-	}
-	if n := h.next(time.Second); n["method"] != "test/tick" {
-		t.Fatalf("after the ack came %v, want test/tick", n)
-	}
+	id := openTail(t, h)
 	h.notify("$/cancelRequest", map[string]any{"id": id})
 	deadline := time.Now().Add(2 * time.Second)
 	for {
@@ -313,5 +370,23 @@ func TestPeerErrorObjectMatchesTheResponse(t *testing.T) {
 	got, _ := json.Marshal(object["result"])
 	if string(got) != string(want) || !strings.Contains(string(got), "not_found") {
 		t.Fatalf("ErrorObject %s, want the response's error %s", got, want)
+	}
+}
+
+// A $/cancelRequest sent the moment the ack arrives always reaches the
+// stream: the stream is registered under the id before the ack is
+// written, not after.
+func TestCancelRightAfterTheAckStopsTheStream(t *testing.T) {
+	h := startHost(t, testPlugin())
+	h.initialize()
+	for range 30 {
+		id := h.sendRequest("test/tail", map[string]any{"message": "ok"})
+		if f := h.next(time.Second); f["id"] != float64(id) {
+			t.Fatalf("first frame %v, want the ack of %d", f, id)
+		}
+		h.notify("$/cancelRequest", map[string]any{"id": id})
+		deadline := time.Now().Add(2 * time.Second)
+		for n := h.next(time.Until(deadline)); n["method"] != "test/stopped"; n = h.next(time.Until(deadline)) {
+		}
 	}
 }

@@ -10,13 +10,20 @@
 //     frames) of up to 16 MiB in, with -32700/-32600 for bad input and no
 //     unbounded buffering of oversized lines (reader.go, writer.go);
 //   - lifecycle: initialize → initialized → steady state → shutdown → exit,
-//     with stdin EOF and SIGTERM draining the same way (server.go,
-//     lifecycle.go);
+//     with stdin EOF and SIGTERM draining the same way; the states, their
+//     gates, the built-in methods and every time limit (a shutdown reply
+//     within 1.5 s whatever handlers, tasks and Close do) are in
+//     lifecycle.go; what is in flight is one state changed in one function
+//     (inflight.go); reading and routing frames is server.go;
 //   - shared methods: $/ping, health/check, $/cancelRequest, $/progress
 //     (health.go, peer.go);
 //   - dispatch: typed handlers registered with Handle, whose table is also the
-//     advertised capability list, run concurrently under a bound (mux.go,
-//     queue.go);
+//     advertised capability list, run concurrently under a bound; every
+//     handler's params go through one decode path, with ParamsDecoder for
+//     types that read their own JSON (mux.go, queue.go);
+//   - the project: InitializeParams.Binding tells an absent project_binding
+//     from a malformed one, and ProjectPath is the one rule from a
+//     configured file to an absolute path (binding.go);
 //   - errors: one Error type, one category→code table, one function that
 //     decides what the host sees (errors.go);
 //   - the command line: --manifest, --version, --help, the TTY guard, stderr
@@ -27,5 +34,7 @@
 // Plugin to Main. Tests run the same Plugin in process with Serve over
 // io.Pipe.
 //
-// The package uses the standard library only.
+// Subpackage rustjson is the one home of the encodings the Rust side
+// produces (serde_json without HTML escaping, canonical re-encoding,
+// chrono timestamps). The package uses the standard library only.
 package pluginkit

@@ -70,8 +70,8 @@ var categoryCodes = map[Category]int{
 	CategoryTimeout:          CodeTimeout,
 }
 
-// CodeOf returns the JSON-RPC code for a category (-32603 for an unknown one).
-func CodeOf(c Category) int {
+// codeOf returns the JSON-RPC code for a category (-32603 for an unknown one).
+func codeOf(c Category) int {
 	if code, ok := categoryCodes[c]; ok {
 		return code
 	}
@@ -93,7 +93,7 @@ type Error struct {
 
 // Errorf builds an Error of category c with the code from the category table.
 func Errorf(c Category, format string, args ...any) *Error {
-	return &Error{Code: CodeOf(c), Category: c, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: codeOf(c), Category: c, Message: fmt.Sprintf(format, args...)}
 }
 
 // InvalidParams reports bad input: -32602, category invalid_request.
@@ -114,12 +114,6 @@ func Unavailable(format string, args ...any) *Error {
 // QuotaExceeded reports an upstream rate or size limit: "quota exceeded: …".
 func QuotaExceeded(format string, args ...any) *Error {
 	return Errorf(CategoryQuotaExceeded, "quota exceeded: "+format, args...)
-}
-
-// NotSupported reports a recognised method or option this plugin does not
-// implement (-32001), so the host can fall back.
-func NotSupported(format string, args ...any) *Error {
-	return Errorf(CategoryNotSupported, format, args...)
 }
 
 // Internal hides cause behind a generic message. The cause is logged with
@@ -199,7 +193,7 @@ func toWire(err error, scrub func(string) string) (ErrorObject, bool) {
 	data["category"] = category
 	code := e.Code
 	if code == 0 {
-		code = CodeOf(category)
+		code = codeOf(category)
 	}
 	internal := code == CodeInternalError && (category == CategoryInternal || category == CategoryOther)
 	return ErrorObject{Code: code, Message: scrub(e.Message), Data: data}, internal

@@ -16,8 +16,8 @@ import (
 // that sets the variable itself sees it.
 const HarnessEnv = "ANIMUS_PLUGIN_HARNESS"
 
-// HarnessSlowCapability is the opt-in string advertised with harness/slow.
-const HarnessSlowCapability = "$harness/slow"
+// harnessSlowCapability is the opt-in string advertised with harness/slow.
+const harnessSlowCapability = "$harness/slow"
 
 // harnessSlowMethod is the method the busy scenarios call.
 const harnessSlowMethod = "harness/slow"
@@ -38,16 +38,16 @@ func (p *Plugin) enableHarness(value string) {
 	if p.Mux.lookup(harnessSlowMethod) == nil {
 		Handle(p.Mux, harnessSlowMethod, harnessSlow)
 	}
-	p.ExtraCapabilities = append(append([]string(nil), p.ExtraCapabilities...), HarnessSlowCapability)
+	p.ExtraCapabilities = append(append([]string(nil), p.ExtraCapabilities...), harnessSlowCapability)
 }
 
-// HarnessSlowParams is harness/slow's input.
-type HarnessSlowParams struct {
+// harnessSlowParams is harness/slow's input.
+type harnessSlowParams struct {
 	MS int `json:"ms"`
 }
 
 // Validate keeps the sleep within harnessSlowLimit.
-func (h HarnessSlowParams) Validate() error {
+func (h harnessSlowParams) Validate() error {
 	if h.MS < 0 || time.Duration(h.MS)*time.Millisecond > harnessSlowLimit {
 		return InvalidParams("invalid params: field \"ms\" must be between 0 and %d", harnessSlowLimit.Milliseconds())
 	}
@@ -56,7 +56,7 @@ func (h HarnessSlowParams) Validate() error {
 
 // harnessSlow sleeps for ms milliseconds like a slow domain call would,
 // and stops early when the host cancels it (-32002) or the plugin drains.
-func harnessSlow(ctx context.Context, h HarnessSlowParams) (map[string]int, error) {
+func harnessSlow(ctx context.Context, h harnessSlowParams) (map[string]int, error) {
 	t := time.NewTimer(time.Duration(h.MS) * time.Millisecond)
 	defer t.Stop()
 	select {

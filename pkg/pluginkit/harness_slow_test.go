@@ -29,7 +29,7 @@ func TestHarnessSlowOptIn(t *testing.T) {
 			p.enableHarness(c.env)
 			h := startHost(t, p)
 			caps := h.initialize()["result"].(map[string]any)["capabilities"].(map[string]any)["methods"].([]any)
-			if got := contains(caps, HarnessSlowCapability) && contains(caps, harnessSlowMethod); got != c.advertised {
+			if got := contains(caps, harnessSlowCapability) && contains(caps, harnessSlowMethod); got != c.advertised {
 				t.Fatalf("advertised = %v, want %v (methods %v)", got, c.advertised, caps)
 			}
 			start := time.Now()
@@ -65,19 +65,19 @@ func TestHarnessSlowCancelled(t *testing.T) {
 // keeps its handler and is advertised once.
 func TestHarnessSlowKeepsPluginsOwn(t *testing.T) {
 	p := testPlugin()
-	Handle(p.Mux, harnessSlowMethod, func(ctx context.Context, _ HarnessSlowParams) (string, error) { return "own", nil })
-	p.ExtraCapabilities = []string{HarnessSlowCapability}
+	Handle(p.Mux, harnessSlowMethod, func(ctx context.Context, _ harnessSlowParams) (string, error) { return "own", nil })
+	p.ExtraCapabilities = []string{harnessSlowCapability}
 	p.enableHarness("slow")
 	h := startHost(t, p)
 	caps := h.initialize()["result"].(map[string]any)["capabilities"].(map[string]any)["methods"].([]any)
 	n := 0
 	for _, m := range caps {
-		if m == HarnessSlowCapability {
+		if m == harnessSlowCapability {
 			n++
 		}
 	}
 	if n != 1 {
-		t.Fatalf("%s listed %d times: %v", HarnessSlowCapability, n, caps)
+		t.Fatalf("%s listed %d times: %v", harnessSlowCapability, n, caps)
 	}
 	if got := h.call(harnessSlowMethod, nil)["result"]; got != "own" {
 		t.Fatalf("result = %v, want the plugin's own handler", got)

@@ -34,12 +34,11 @@ type healthResult struct {
 }
 
 // healthCheck answers health/check on its own goroutine, so it never waits
-// behind busy handlers. The plugin's hook gets the daemon's 2 s budget
-// minus a margin.
+// behind busy handlers. The plugin's hook gets healthBudget.
 func (s *server) healthCheck(id json.RawMessage) {
 	report := HealthReport{Status: Healthy}
 	if s.p.Health != nil {
-		ctx, cancel := context.WithTimeout(s.handlerContext(s.life, id), 1500*time.Millisecond)
+		ctx, cancel := context.WithTimeout(s.handlerContext(s.life, id), healthBudget)
 		report = s.p.Health(ctx)
 		cancel()
 		if report.Status == "" {
@@ -55,8 +54,8 @@ func (s *server) healthCheck(id json.RawMessage) {
 	}
 	if report.LastError != "" {
 		res.LastError = s.redact.summary(report.LastError)
-	} else if last := s.lastError.Load(); last != nil {
-		res.LastError = *last
+	} else {
+		s.readInFlight(func(st *inFlightState) { res.LastError = st.lastError })
 	}
 	s.reply(id, res)
 }

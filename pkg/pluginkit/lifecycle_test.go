@@ -103,12 +103,12 @@ func TestInitExtensionsReachInit(t *testing.T) {
 	var got atomic.Value
 	p := testPlugin()
 	p.Init = func(ctx context.Context, peer *Peer, params InitializeParams) error {
-		b, ok := params.ProjectBinding()
-		if !ok {
-			return InvalidParams("no binding")
+		b, err := params.Binding()
+		if err != nil {
+			return InvalidParams("no binding: %v", err)
 		}
 		var mcp struct{ Command string }
-		params.Extension("memory_mcp_stdio_command", &mcp)
+		_ = json.Unmarshal(params.InitExtensions["memory_mcp_stdio_command"], &mcp)
 		got.Store(b.ProjectRoot + "|" + b.RepoScope + "|" + mcp.Command)
 		return nil
 	}

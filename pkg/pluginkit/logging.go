@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -15,13 +16,13 @@ import (
 // plugin is a polite one.
 const LogLevelEnv = "ANIMUS_PLUGIN_LOG_LEVEL"
 
-// NewLogger returns the JSON stderr logger Main installs: level from
-// LogLevelEnv, and the values of the plugin's sensitive env vars replaced
-// by [REDACTED] wherever they appear in a message or a string attribute.
-func NewLogger(w io.Writer, env []EnvVar) *slog.Logger {
-	return newLogger(w, newRedactor(env))
-}
+// RedactedMarker replaces every registered secret in logs, error messages,
+// last_error and any text a plugin passes through Peer.Redact.
+const RedactedMarker = "[REDACTED]"
 
+// newLogger returns the JSON stderr logger Main installs: level from
+// LogLevelEnv, and every registered secret replaced by RedactedMarker
+// wherever it appears in a message or a string attribute.
 func newLogger(w io.Writer, r *redactor) *slog.Logger {
 	opts := &slog.HandlerOptions{
 		Level: parseLevel(os.Getenv(LogLevelEnv)),
@@ -73,10 +74,12 @@ func newRedactor(env []EnvVar) *redactor {
 	return r
 }
 
-// add registers a secret value. Very short values would redact ordinary
-// words; nobody's secret is four characters long.
+// minSecretLen keeps very short values from redacting ordinary words.
+const minSecretLen = 4
+
+// add registers a secret value.
 func (r *redactor) add(secret string) {
-	if len(secret) < 5 {
+	if len(secret) < minSecretLen {
 		return
 	}
 	r.mu.Lock()
@@ -86,14 +89,17 @@ func (r *redactor) add(secret string) {
 			return
 		}
 	}
-	r.secrets = append(r.secrets, secret)
+	// Longest first: a secret that contains a shorter one must be
+	// replaced whole, or the rest of it would stay visible.
+	i, _ := slices.BinarySearchFunc(r.secrets, secret, func(a, b string) int { return len(b) - len(a) })
+	r.secrets = slices.Insert(r.secrets, i, secret)
 }
 
 func (r *redactor) scrub(s string) string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, secret := range r.secrets {
-		s = strings.ReplaceAll(s, secret, "[REDACTED]")
+		s = strings.ReplaceAll(s, secret, RedactedMarker)
 	}
 	return s
 }

@@ -69,7 +69,7 @@ func (p *Plugin) handleArgs(args []string, stdout, stderr io.Writer) (code int, 
 	}
 	switch args[0] {
 	case "--manifest", "-m":
-		if err := p.WriteManifest(stdout); err != nil {
+		if err := p.writeManifest(stdout); err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", p.Name, err)
 			return 1, true
 		}

@@ -105,14 +105,14 @@ func TestLoggerRedactsSecrets(t *testing.T) {
 	t.Setenv("TEST_PLUGIN_TOKEN", "sk-live-abcdef")
 	t.Setenv(LogLevelEnv, "debug")
 	var buf bytes.Buffer
-	log := NewLogger(&buf, testPlugin().Env)
+	log := newLogger(&buf, newRedactor(testPlugin().Env))
 	log.Debug("calling with sk-live-abcdef", "header", "Bearer sk-live-abcdef", "err", errFor("sk-live-abcdef"))
 	if strings.Contains(buf.String(), "sk-live-abcdef") || strings.Count(buf.String(), "[REDACTED]") != 3 {
 		t.Fatalf("log line leaks or misses redactions: %s", buf.String())
 	}
 	t.Setenv(LogLevelEnv, "")
 	buf.Reset()
-	NewLogger(&buf, nil).Info("quiet by default")
+	newLogger(&buf, newRedactor(nil)).Info("quiet by default")
 	if buf.Len() != 0 {
 		t.Fatalf("info logged at the default level: %s", buf.String())
 	}
@@ -140,7 +140,7 @@ func TestToWire(t *testing.T) {
 		{"internal hides cause", Internal(errFor("SELECT * FROM t")), -32603, CategoryInternal, "internal error", true},
 		{"deadline", context.DeadlineExceeded, -32003, CategoryTimeout, "request timed out", false},
 		{"canceled", context.Canceled, -32002, CategoryCancelled, "request cancelled", false},
-		{"not supported", NotSupported("no tail"), -32001, CategoryNotSupported, "no tail", false},
+		{"not supported", Errorf(CategoryNotSupported, "no tail"), -32001, CategoryNotSupported, "no tail", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,5 +178,18 @@ func TestAddSecretRedactsLogsAndWire(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), "runtime-token-123") || !strings.Contains(logs.String(), "[REDACTED]") {
 		t.Errorf("log leaks the runtime secret: %s", logs.String())
+	}
+}
+
+// A secret registered after a shorter one it contains is still replaced
+// whole: nothing of it stays visible.
+func TestRedactLongestSecretFirst(t *testing.T) {
+	r := newRedactor(nil)
+	r.add("abcd")
+	r.add("xx-abcd-yy-secret")
+	r.add("abcd-zz")
+	got := r.scrub("a=xx-abcd-yy-secret b=abcd-zz c=abcd")
+	if want := "a=" + RedactedMarker + " b=" + RedactedMarker + " c=" + RedactedMarker; got != want {
+		t.Fatalf("scrub = %q, want %q", got, want)
 	}
 }

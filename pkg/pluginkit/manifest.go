@@ -47,9 +47,9 @@ func (p *Plugin) envVars() []EnvVar {
 	return append(out, EnvVar{Name: LogLevelEnv, Description: "stderr log level: debug, info, warn (default) or error"})
 }
 
-// WriteManifest writes the manifest as one line. It reads no environment
+// writeManifest writes the manifest as one line. It reads no environment
 // and opens nothing, so the daemon's scrubbed probe always succeeds.
-func (p *Plugin) WriteManifest(w io.Writer) error {
+func (p *Plugin) writeManifest(w io.Writer) error {
 	b, err := marshal(p.manifest())
 	if err != nil {
 		return err

@@ -32,10 +32,37 @@ type Validator interface {
 	Validate() error
 }
 
-// Handle registers a typed request handler. Params are decoded into P (a
-// missing or null params value decodes as the zero P); a decode error
-// answers -32602 naming the field. The handler's result R is sent as the
-// response's result.
+// ParamsDecoder is implemented, on its pointer, by a params type that reads
+// its own JSON: one whose wire shape encoding/json cannot express (several
+// accepted shapes, strict unknown-field rules, the references' exact
+// messages). Handle calls DecodeParams with the params value, or with nil
+// when the host sent none or null, instead of json.Unmarshal.
+//
+// What DecodeParams returns decides the -32602 the host sees: an error
+// wrapping ErrMissingParams becomes "missing params for <method>" (the
+// references' wording); an *Error is sent as it is; any other error becomes
+// "invalid <method> params: <error>".
+type ParamsDecoder interface {
+	DecodeParams(raw []byte) error
+}
+
+// ErrMissingParams is returned by a ParamsDecoder whose method requires
+// params that the host did not send.
+var ErrMissingParams = errors.New("missing params")
+
+// NoParams is the params type of a method that takes none: whatever the
+// host sends is ignored, as the references ignore it.
+type NoParams struct{}
+
+// DecodeParams accepts anything.
+func (*NoParams) DecodeParams([]byte) error { return nil }
+
+// Handle registers a typed request handler. Params are decoded into P
+// through the one decode path (decodeParams): a ParamsDecoder reads its
+// own JSON; any other P is decoded by encoding/json (a missing or null
+// params value decodes as the zero P), a decode error answering -32602
+// naming the field; then a Validator checks itself. The handler's result R
+// is sent as the response's result.
 func Handle[P, R any](m *Mux, method string, fn func(ctx context.Context, params P) (R, error)) {
 	r := m.route(method)
 	if r.request != nil {
@@ -43,7 +70,7 @@ func Handle[P, R any](m *Mux, method string, fn func(ctx context.Context, params
 	}
 	r.advertised = true
 	r.request = func(ctx context.Context, raw []byte) (any, error) {
-		p, err := decodeParams[P](raw)
+		p, err := decodeParams[P](method, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +88,7 @@ func HandleNotification[P any](m *Mux, method string, fn func(ctx context.Contex
 		panic("pluginkit: notification handler registered twice for " + method)
 	}
 	r.notify = func(ctx context.Context, raw []byte) {
-		p, err := decodeParams[P](raw)
+		p, err := decodeParams[P](method, raw)
 		if err == nil {
 			err = fn(ctx, p)
 		}
@@ -72,7 +99,7 @@ func HandleNotification[P any](m *Mux, method string, fn func(ctx context.Contex
 }
 
 func (m *Mux) route(method string) *route {
-	if method == "" || strings.HasPrefix(method, "$/") || reservedMethods[method] {
+	if isReserved(method) {
 		panic("pluginkit: " + method + " is handled by pluginkit itself")
 	}
 	r, ok := m.routes[method]
@@ -102,14 +129,15 @@ func (m *Mux) lookup(method string) *route {
 	return m.routes[method]
 }
 
-// reservedMethods are served by pluginkit for every plugin.
-var reservedMethods = map[string]bool{
-	"initialize": true, "initialized": true, "shutdown": true, "exit": true, "health/check": true,
-}
-
-func decodeParams[P any](raw []byte) (P, error) {
+// decodeParams is the one decode path of every handler's params (and of
+// initialize's). raw is nil when the host sent no params or null.
+func decodeParams[P any](method string, raw []byte) (P, error) {
 	var p P
-	if len(raw) > 0 {
+	if d, ok := any(&p).(ParamsDecoder); ok {
+		if err := d.DecodeParams(raw); err != nil {
+			return p, decoderError(method, err)
+		}
+	} else if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &p); err != nil {
 			return p, paramsError(err)
 		}
@@ -124,6 +152,18 @@ func decodeParams[P any](raw []byte) (P, error) {
 		}
 	}
 	return p, nil
+}
+
+// decoderError is what a ParamsDecoder's failure becomes on the wire.
+func decoderError(method string, err error) error {
+	var e *Error
+	switch {
+	case errors.Is(err, ErrMissingParams):
+		return InvalidParams("missing params for %s", method)
+	case errors.As(err, &e):
+		return err
+	}
+	return InvalidParams("invalid %s params: %s", method, err.Error())
 }
 
 func asInvalidParams(err error) error {

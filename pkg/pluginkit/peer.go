@@ -23,40 +23,30 @@ func (p *Peer) Notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	if p.s.closed.Load() {
+	if p.s.currentState() == stateClosed {
 		return ErrClosed
 	}
 	return p.s.out.write(frame)
 }
 
-// Go runs fn in the background, for streams such as a watch loop. Its
-// context ends when the plugin drains (shutdown, exit, EOF, SIGTERM), and
-// draining waits for fn to return (bounded), so streams stop cleanly.
-func (p *Peer) Go(fn func(ctx context.Context)) {
-	p.s.tasks.Add(1)
-	go func() {
-		defer p.s.tasks.Done()
-		fn(p.s.life)
-	}()
-}
-
-// Context ends when the plugin drains.
-func (p *Peer) Context() context.Context { return p.s.life }
-
-// HostCapabilities returns what the host declared in initialize.
-func (p *Peer) HostCapabilities() HostCapabilities {
-	p.s.mu.Lock()
-	defer p.s.mu.Unlock()
-	return p.s.hostCaps
-}
+// Go runs fn in the background, for work that lives as long as the plugin
+// rather than one request (a poller, a connection). Its context ends when
+// the plugin drains (shutdown, exit, EOF, SIGTERM); draining waits for fn
+// to return, within its budget, and abandons it after.
+func (p *Peer) Go(fn func(ctx context.Context)) { p.s.runTask(p.s.life, fn, nil) }
 
 // Logger is the plugin's stderr logger.
 func (p *Peer) Logger() *slog.Logger { return p.s.log }
 
 // AddSecret registers a secret learnt at run time (a token named by the
 // plugin's configuration rather than declared in Env): from now on it is
-// replaced by [REDACTED] in logs, error messages and last_error.
+// replaced by RedactedMarker in logs, error messages and last_error.
 func (p *Peer) AddSecret(value string) { p.s.redact.add(value) }
+
+// Redact returns text with every registered secret (sensitive Env values
+// and AddSecret's) replaced by RedactedMarker, for text a plugin stores or
+// sends itself, such as a delivery's error.
+func (p *Peer) Redact(text string) string { return p.s.redact.scrub(text) }
 
 // ErrorObject is what the host would see had a handler returned err: the
 // same code, data.category and redaction as an error response (the one
@@ -97,33 +87,12 @@ func RequestID(ctx context.Context) json.RawMessage {
 	return id
 }
 
-// AfterReply arranges for fn to run right after the current request's
-// successful response has been written, for a stream whose first
-// notification must not overtake its ack (a watch, a tail). fn runs on the
-// request's worker, so it should be quick. It never runs if the request
-// fails or is cancelled. AfterReply reports false, and does nothing,
-// outside a request handler or once the response is out: the caller should
-// then do the work itself.
-func AfterReply(ctx context.Context, fn func()) bool {
-	c, _ := ctx.Value(callKey).(*call)
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.answered {
-		return false
-	}
-	c.after = append(c.after, fn)
-	return true
-}
-
 // Progress sends $/progress {id, value} for the current request when the
 // host declared progress support; otherwise it does nothing.
 func Progress(ctx context.Context, value any) error {
 	p := PeerFrom(ctx)
 	id := RequestID(ctx)
-	if p == nil || id == nil || !p.HostCapabilities().Progress {
+	if p == nil || id == nil || !p.s.hostCapabilities().Progress {
 		return nil
 	}
 	return p.Notify("$/progress", struct {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"time"
 )
 
 // Plugin describes one plugin binary: its identity, its method table and
@@ -35,10 +34,6 @@ type Plugin struct {
 	// Serial runs requests one at a time in arrival order.
 	Concurrency int
 	Serial      bool
-	// DrainTimeout bounds how long shutdown, exit, EOF and SIGTERM wait for
-	// in-flight requests before cancelling them (default 1.5 s, inside the
-	// daemon's 2 s shutdown budget).
-	DrainTimeout time.Duration
 
 	// Preflight runs in Main before serving (never for --manifest). An
 	// error is printed to stderr and the process exits 1: bad configuration
@@ -51,7 +46,9 @@ type Plugin struct {
 	// Health reports the plugin's own view for health/check.
 	Health func(ctx context.Context) HealthReport
 	// Close runs once when the plugin drains (shutdown, exit, EOF, SIGTERM)
-	// after in-flight requests and background tasks have ended.
+	// after in-flight requests and background tasks have ended or been
+	// abandoned; its context ends with the shutdown budget (lifecycle.go),
+	// after which it is abandoned too.
 	Close func(ctx context.Context) error
 
 	// Commands are extra command-line modes (e.g. "inspect"), run by Main
@@ -105,31 +102,6 @@ type InitializeParams struct {
 	HostInfo        HostInfo                   `json:"host_info"`
 	Capabilities    HostCapabilities           `json:"capabilities"`
 	InitExtensions  map[string]json.RawMessage `json:"init_extensions,omitempty"`
-}
-
-// ProjectBinding is init_extensions.project_binding, sent by the queue,
-// durable-store and notifier clients.
-type ProjectBinding struct {
-	ProjectRoot string `json:"project_root"`
-	RepoScope   string `json:"repo_scope,omitempty"`
-}
-
-// ProjectBinding returns init_extensions.project_binding when the host sent
-// one with a non-empty project_root.
-func (p InitializeParams) ProjectBinding() (ProjectBinding, bool) {
-	var b ProjectBinding
-	raw, ok := p.InitExtensions["project_binding"]
-	if !ok || json.Unmarshal(raw, &b) != nil || b.ProjectRoot == "" {
-		return ProjectBinding{}, false
-	}
-	return b, true
-}
-
-// Extension decodes one init_extensions entry into v. It reports false when
-// the host did not send it or it does not decode.
-func (p InitializeParams) Extension(name string, v any) bool {
-	raw, ok := p.InitExtensions[name]
-	return ok && json.Unmarshal(raw, v) == nil
 }
 
 // initializeResult is InitializeResult on the wire.

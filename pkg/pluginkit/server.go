@@ -9,17 +9,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"time"
-)
-
-// The connection's states, in order. They only move forward.
-type state int32
-
-const (
-	stateAwaitInit state = iota // only initialize, $/ping, health/check and exit are served
-	stateReady                  // steady state
-	stateDraining               // shutdown, exit, EOF or SIGTERM seen: no new requests
 )
 
 type server struct {
@@ -29,44 +19,26 @@ type server struct {
 	redact  *redactor
 	peer    *Peer
 	started time.Time
+	work    *workQueue
 
-	mu       sync.Mutex
-	state    state
-	calls    map[string]*call                // in-flight requests by id
-	streams  map[string]map[*stream]struct{} // Stream work of answered requests, by id
-	hostCaps HostCapabilities
+	// life is the parent of every handler's, stream's and task's context;
+	// drain cancels it once in-flight requests had their grace.
+	life     context.Context
+	stopLife context.CancelFunc
 
-	work     *workQueue
-	inflight sync.WaitGroup // queued or running handlers
-	tasks    sync.WaitGroup // Peer.Go background work
-	replies  sync.WaitGroup // shutdown replies still to be written
+	mu       sync.Mutex    // guards inFlight and changed; see updateInFlight
+	inFlight inFlightState //
+	changed  chan struct{} // closed on the next update, for waitInFlight
 
-	life      context.Context // ends when draining cancels streams
-	stopLife  context.CancelFunc
-	drainOnce sync.Once
-	exit      chan struct{} // closed by the exit notification
-	exitOnce  sync.Once
-	closed    atomic.Bool
-	lastError atomic.Pointer[string]
-}
-
-// call is one in-flight request.
-type call struct {
-	id        json.RawMessage
-	method    string
-	cancel    context.CancelFunc
-	mu        sync.Mutex
-	cancelled bool // by $/cancelRequest
-	answered  bool
-	after     []func()                // AfterReply hooks, run once a success is written
-	streams   []func(context.Context) // Stream work, started once answered
+	exit    chan struct{} // closed by the exit notification
+	drained chan struct{} // closed when drain is done
 }
 
 // Serve speaks the protocol on in/out until the host sends exit, closes
-// in, or ctx ends (SIGTERM in Main). Each of these drains the same way:
-// new requests are refused, in-flight ones get DrainTimeout to finish,
-// streams are cancelled, Close runs. Serve then returns nil; it returns an
-// error only for a read failure other than EOF.
+// in, or ctx ends (SIGTERM in Main). Each of these drains the same way
+// (see drainBudget): new requests are refused, in-flight ones get a grace
+// to finish, then everything is cancelled and Close runs. Serve then
+// returns nil; it returns an error only for a read failure other than EOF.
 func Serve(ctx context.Context, p Plugin, in io.Reader, out io.Writer) error {
 	s := newServer(&p, out)
 	readDone := make(chan error, 1)
@@ -86,8 +58,8 @@ func Serve(ctx context.Context, p Plugin, in io.Reader, out io.Writer) error {
 		s.log.Warn("stdout write failed, host is gone")
 	}
 	s.drain()
-	waitTimeout(&s.replies, 500*time.Millisecond)
-	s.closed.Store(true)
+	s.waitInFlight(replyFlush, func(st *inFlightState) bool { return st.replies == 0 })
+	s.updateInFlight(func(st *inFlightState) { st.state = stateClosed })
 	return err
 }
 
@@ -112,10 +84,13 @@ func newServer(p *Plugin, out io.Writer) *server {
 		out:     newFrameWriter(out),
 		redact:  p.redact,
 		started: time.Now(),
-		calls:   map[string]*call{},
-		streams: map[string]map[*stream]struct{}{},
 		work:    newWorkQueue(workers),
 		exit:    make(chan struct{}),
+		drained: make(chan struct{}),
+		inFlight: inFlightState{
+			calls:   map[string]*call{},
+			streams: map[string]map[*stream]struct{}{},
+		},
 	}
 	s.life, s.stopLife = context.WithCancel(context.Background())
 	s.peer = &Peer{s: s}
@@ -140,19 +115,14 @@ func (s *server) readLoop(in io.Reader) error {
 	}
 }
 
-// parseError answers -32700 with id null. Before initialize it only logs:
-// the official testkit takes the first frame with an id key as the
-// initialize reply, so an early id:null frame would fail its handshake
-// (host-and-lifecycle §2.2, §13).
+// parseError answers -32700 with id null, once the gate allows it.
 func (s *server) parseError(ferr *frameError) {
 	s.log.Warn("dropped unparseable frame", "reason", ferr.reason)
-	if s.currentState() == stateAwaitInit {
-		return
+	answer := false
+	s.readInFlight(func(st *inFlightState) { answer = st.answersParseErrors() })
+	if answer {
+		s.fail(nil, Errorf(CategoryParseError, "%s", ferr.Error()))
 	}
-	s.writeFrame(errorFrame(nil, ErrorObject{
-		Code: CodeParseError, Message: ferr.Error(),
-		Data: map[string]any{"category": CategoryParseError},
-	}))
 }
 
 // handleFrame routes one frame. It reports true when reading should stop.
@@ -160,85 +130,99 @@ func (s *server) handleFrame(frame []byte) bool {
 	in, envErr := decodeInbound(frame)
 	if envErr != nil {
 		s.log.Warn("invalid frame", "reason", envErr.msg)
-		s.writeFrame(errorFrame(envErr.id, ErrorObject{
-			Code: CodeInvalidRequest, Message: envErr.msg,
-			Data: map[string]any{"category": CategoryProtocol},
-		}))
+		s.fail(envErr.id, Errorf(CategoryProtocol, "%s", envErr.msg))
 		return false
 	}
 	if in.Method == nil {
 		s.log.Warn("dropped a response frame: this plugin sends no requests", "id", string(in.ID))
 		return false
 	}
-	if !in.hasID {
-		return s.handleNotification(in)
+	b, isBuiltin := builtins[in.method]
+	switch {
+	case !in.hasID && isBuiltin && b.notify != nil:
+		return b.notify(s, in.Params)
+	case !in.hasID:
+		s.handleNotification(in.method, in.Params)
+	case isBuiltin && b.request != nil:
+		b.request(s, json.RawMessage(in.ID), in.Params)
+	default:
+		s.handleRequest(json.RawMessage(in.ID), in.method, in.Params)
 	}
-	s.handleRequest(in)
 	return false
 }
 
-func (s *server) handleNotification(in *inbound) bool {
-	switch in.method {
-	case "exit":
-		s.exitOnce.Do(func() { close(s.exit) })
-		return true
-	case "initialized":
-		return false
-	case "$/cancelRequest":
-		s.cancelRequest(in.Params)
-		return false
+// handleNotification runs a plugin's notification handler. Unknown
+// notifications, $/… or not, and any outside the steady state are
+// ignored: a notification never gets a response (spec §2.2).
+func (s *server) handleNotification(method string, params []byte) {
+	r := s.p.Mux.lookup(method)
+	admitted := false
+	if r != nil && r.notify != nil {
+		s.updateInFlight(func(st *inFlightState) {
+			if admitted = st.admitNotification(); admitted {
+				st.handlers++
+			}
+		})
 	}
-	r := s.p.Mux.lookup(in.method)
-	if r == nil || r.notify == nil || s.currentState() != stateReady {
-		// Unknown notifications, $/… or not, are ignored: they never get
-		// a response (spec §2.2).
-		s.log.Debug("ignored notification", "method", in.method)
-		return false
+	if !admitted {
+		s.log.Debug("ignored notification", "method", method)
+		return
 	}
-	params := []byte(in.Params)
-	s.inflight.Add(1)
+	done := func() { s.updateInFlight(func(st *inFlightState) { st.handlers-- }) }
 	if !s.work.push(func() {
-		defer s.inflight.Done()
-		defer s.recoverPanic(in.method, nil)
+		defer done()
+		defer s.recoverPanic(method, nil)
 		r.notify(s.handlerContext(s.life, nil), params)
 	}) {
-		s.inflight.Done()
+		done()
 	}
-	return false
 }
 
-func (s *server) handleRequest(in *inbound) {
-	id := json.RawMessage(in.ID)
-	switch in.method {
-	case "initialize":
-		s.initialize(id, in.Params)
-		return
-	case "$/ping":
-		s.reply(id, struct{}{})
-		return
-	case "health/check":
-		go s.healthCheck(id)
-		return
-	case "shutdown":
-		s.shutdown(id)
-		return
-	}
-
-	switch s.currentState() {
-	case stateAwaitInit:
-		s.fail(id, Errorf(CategoryNotInitialized, "plugin not initialized: %s received before initialize", in.method))
-		return
-	case stateDraining:
-		s.fail(id, Errorf(CategoryProtocol, "plugin is shutting down: %s refused", in.method))
-		return
-	}
-
-	r := s.p.Mux.lookup(in.method)
-	if r == nil || r.request == nil {
-		s.fail(id, s.unknownMethod(in.method))
+// handleRequest admits a plugin method through the state's gate and
+// queues its handler. Admission, the duplicate-id check and registering
+// the call are one update, so a request can never slip in after draining
+// began.
+func (s *server) handleRequest(id json.RawMessage, method string, params []byte) {
+	r := s.p.Mux.lookup(method)
+	ctx, cancel := context.WithCancel(s.life)
+	c := &call{id: id, method: method, cancel: cancel}
+	var refusal *Error
+	s.updateInFlight(func(st *inFlightState) {
+		if refusal = st.admitRequest(method); refusal != nil {
+			return
+		}
+		if r == nil || r.request == nil {
+			refusal = s.unknownMethod(method)
+			return
+		}
+		if _, dup := st.calls[string(id)]; dup {
+			refusal = Errorf(CategoryProtocol, "request id %s is already in flight", id)
+			return
+		}
+		st.calls[string(id)] = c
+		st.handlers++
+	})
+	if refusal != nil {
+		cancel()
+		s.fail(id, refusal)
 		return
 	}
-	s.dispatch(id, in.method, r, []byte(in.Params))
+	done := func() { s.updateInFlight(func(st *inFlightState) { st.handlers-- }) }
+	job := func() {
+		defer done()
+		defer cancel()
+		defer s.recoverPanic(method, c)
+		if ctx.Err() != nil { // cancelled while queued
+			s.answer(c, nil, ctx.Err())
+			return
+		}
+		result, err := r.request(context.WithValue(s.handlerContext(ctx, id), callKey, c), params)
+		s.answer(c, result, err)
+	}
+	if !s.work.push(job) {
+		done()
+		s.answer(c, nil, errShuttingDown(method))
+	}
 }
 
 // unknownMethod distinguishes a method of this plugin's kind that it does
@@ -253,38 +237,6 @@ func (s *server) unknownMethod(method string) *Error {
 	return Errorf(CategoryMethodNotFound, "method %q not found", method)
 }
 
-func (s *server) dispatch(id json.RawMessage, method string, r *route, params []byte) {
-	ctx, cancel := context.WithCancel(s.life)
-	c := &call{id: id, method: method, cancel: cancel}
-	key := string(id)
-	s.mu.Lock()
-	if _, dup := s.calls[key]; dup {
-		s.mu.Unlock()
-		cancel()
-		s.fail(id, Errorf(CategoryProtocol, "request id %s is already in flight", key))
-		return
-	}
-	s.calls[key] = c
-	s.mu.Unlock()
-
-	s.inflight.Add(1)
-	job := func() {
-		defer s.inflight.Done()
-		defer cancel()
-		defer s.recoverPanic(method, c)
-		if ctx.Err() != nil { // cancelled while queued
-			s.answer(c, nil, ctx.Err())
-			return
-		}
-		result, err := r.request(context.WithValue(s.handlerContext(ctx, id), callKey, c), params)
-		s.answer(c, result, err)
-	}
-	if !s.work.push(job) {
-		s.inflight.Done()
-		s.answer(c, nil, Errorf(CategoryProtocol, "plugin is shutting down: %s refused", method))
-	}
-}
-
 func (s *server) handlerContext(ctx context.Context, id json.RawMessage) context.Context {
 	ctx = context.WithValue(ctx, peerKey, s.peer)
 	if id != nil {
@@ -293,42 +245,42 @@ func (s *server) handlerContext(ctx context.Context, id json.RawMessage) context
 	return ctx
 }
 
-// answer writes the one response of a call. A call cancelled by the host is
-// answered -32002 whatever the handler returned.
+// answer writes the one response of a call: the first caller decides it,
+// later ones (a handler that returns after its cancellation was answered)
+// are dropped. A call cancelled by the host is answered -32002 whatever the
+// handler returned.
 func (s *server) answer(c *call, result any, err error) {
-	c.mu.Lock()
-	if c.answered {
-		c.mu.Unlock()
+	first, cancelled := false, false
+	var streams []*stream
+	s.updateInFlight(func(st *inFlightState) {
+		if c.answered {
+			return
+		}
+		first, cancelled = true, c.cancelled
+		// A successful call's streams are findable by its id before the
+		// ack is written, so a $/cancelRequest the host sends right after
+		// the ack always finds them.
+		streams = st.addStreams(s.life, c.id, c.streams, !cancelled && err == nil)
+		c.answered, c.streams = true, nil
+		delete(st.calls, string(c.id))
+	})
+	if !first {
 		return
 	}
-	c.answered = true
-	cancelled, after, streams := c.cancelled, c.after, c.streams
-	c.after, c.streams = nil, nil
-	c.mu.Unlock()
-
-	s.mu.Lock()
-	delete(s.calls, string(c.id))
-	s.mu.Unlock()
-
 	switch {
 	case cancelled:
 		s.fail(c.id, Errorf(CategoryCancelled, "request cancelled"))
-		s.startStreams(c.id, streams, false)
 	case err != nil:
 		s.failCall(c.method, c.id, err)
-		s.startStreams(c.id, streams, false)
 	default:
 		s.reply(c.id, result)
-		for _, fn := range after {
-			fn()
-		}
-		s.startStreams(c.id, streams, true)
 	}
+	s.startStreams(c.id, streams)
 }
 
 // cancelRequest handles $/cancelRequest {id}: the request's context is
 // cancelled and it is answered -32002 at once, without waiting for the
-// handler to notice.
+// handler to notice. For an answered request, its streams are cancelled.
 func (s *server) cancelRequest(params []byte) {
 	var p struct {
 		ID json.RawMessage `json:"id"`
@@ -337,23 +289,25 @@ func (s *server) cancelRequest(params []byte) {
 		s.log.Warn("ignored $/cancelRequest without an id")
 		return
 	}
-	s.mu.Lock()
-	c := s.calls[string(p.ID)]
-	s.mu.Unlock()
-	if c == nil {
-		// Already answered: what is left to cancel is its stream, if any.
-		if !s.cancelStreams(p.ID) {
-			s.log.Debug("ignored $/cancelRequest for an id with nothing in flight", "id", string(p.ID))
+	var c *call
+	streams := 0
+	s.updateInFlight(func(st *inFlightState) {
+		if c = st.calls[string(p.ID)]; c != nil {
+			c.cancelled = true
+			return
 		}
-		return
+		for stream := range st.streams[string(p.ID)] {
+			stream.cancel() // only cancels a context: safe under the lock
+			streams++
+		}
+	})
+	switch {
+	case c != nil:
+		c.cancel()
+		s.answer(c, nil, nil)
+	case streams == 0:
+		s.log.Debug("ignored $/cancelRequest for an id with nothing in flight", "id", string(p.ID))
 	}
-	c.mu.Lock()
-	if !c.answered {
-		c.cancelled = true
-	}
-	c.mu.Unlock()
-	c.cancel()
-	s.answer(c, nil, nil)
 }
 
 func (s *server) recoverPanic(method string, c *call) {
@@ -381,8 +335,8 @@ func (s *server) reply(id json.RawMessage, result any) {
 // fail sends an error built by pluginkit itself.
 func (s *server) fail(id json.RawMessage, e *Error) { s.failCall("", id, e) }
 
-// failCall sends the error a handler returned, as toWire decides, and
-// records internal ones for health/check.
+// failCall sends err as toWire decides, and records internal ones for
+// health/check. Every error object pluginkit writes comes through here.
 func (s *server) failCall(method string, id json.RawMessage, err error) {
 	we, internal := toWire(err, s.redact.scrub)
 	if internal {
@@ -395,27 +349,5 @@ func (s *server) failCall(method string, id json.RawMessage, err error) {
 func (s *server) writeFrame(frame []byte) {
 	if err := s.out.write(frame); err != nil {
 		s.log.Debug("write failed", "error", err)
-	}
-}
-
-func (s *server) currentState() state {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state
-}
-
-func (s *server) recordError(err error) {
-	msg := s.redact.summary(err.Error())
-	s.lastError.Store(&msg)
-}
-
-func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return true
-	case <-time.After(d):
-		return false
 	}
 }

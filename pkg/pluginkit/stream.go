@@ -6,15 +6,14 @@ import (
 )
 
 // Stream runs fn in the background for the stream the current request
-// opens (a tail, a watch). It is AfterReply and Peer.Go in one, plus the
-// one thing neither gives: a way for the host to stop the stream.
+// opens (a tail, a watch), and gives the host a way to stop it.
 //
 //   - fn starts only once the request's success response is written, so no
 //     notification overtakes the ack.
 //   - fn's context ends when the plugin drains (shutdown, exit, EOF,
-//     SIGTERM; draining waits for fn, bounded) or when the host sends
-//     $/cancelRequest for this request's id after the ack. Before the ack
-//     that notification cancels the request itself (answered -32002);
+//     SIGTERM; draining waits for fn within its budget) or when the host
+//     sends $/cancelRequest for this request's id after the ack. Before the
+//     ack that notification cancels the request itself (answered -32002);
 //     after it, there is no request left to cancel, only its stream.
 //   - If the request fails or is cancelled before its ack, fn still runs
 //     once, with its context already done, so it can release what the
@@ -25,75 +24,71 @@ import (
 // once with the plugin's drain context.
 func Stream(ctx context.Context, fn func(ctx context.Context)) {
 	p := PeerFrom(ctx)
-	c, _ := ctx.Value(callKey).(*call)
 	if p == nil {
 		panic("pluginkit.Stream: ctx does not come from a handler")
 	}
-	if c != nil {
-		c.mu.Lock()
-		if !c.answered {
-			c.streams = append(c.streams, fn)
-			c.mu.Unlock()
+	s := p.s
+	if c, _ := ctx.Value(callKey).(*call); c != nil {
+		queued := false
+		s.updateInFlight(func(*inFlightState) {
+			if !c.answered {
+				c.streams = append(c.streams, fn)
+				queued = true
+			}
+		})
+		if queued {
 			return
 		}
-		c.mu.Unlock()
 	}
-	p.Go(fn)
+	s.runTask(s.life, fn, nil)
 }
 
-// stream is one running Stream, so $/cancelRequest can find it by id.
-type stream struct{ cancel context.CancelFunc }
+// stream is one Stream of an answered request, so $/cancelRequest can
+// find it by the request's id.
+type stream struct {
+	fn     func(context.Context)
+	ctx    context.Context
+	cancel context.CancelFunc
+	live   bool // registered under the id; false: started already cancelled
+}
 
-// startStreams runs the streams a call registered, live when its success
-// was written (ok) and already cancelled otherwise.
-func (s *server) startStreams(id json.RawMessage, fns []func(context.Context), ok bool) {
+// addStreams makes the streams a call registered: live and registered
+// under its id when its success is about to be written (ok), already
+// cancelled otherwise. It runs inside updateInFlight.
+func (st *inFlightState) addStreams(life context.Context, id json.RawMessage, fns []func(context.Context), ok bool) []*stream {
+	out := make([]*stream, 0, len(fns))
 	for _, fn := range fns {
-		ctx, cancel := context.WithCancel(s.life)
-		st := &stream{cancel: cancel}
+		ctx, cancel := context.WithCancel(life)
+		sm := &stream{fn: fn, ctx: ctx, cancel: cancel, live: ok}
 		if ok {
-			s.trackStream(id, st, true)
+			if st.streams[string(id)] == nil {
+				st.streams[string(id)] = map[*stream]struct{}{}
+			}
+			st.streams[string(id)][sm] = struct{}{}
 		} else {
 			cancel()
 		}
-		s.tasks.Add(1)
-		go func() {
-			defer s.tasks.Done()
-			defer cancel()
-			if ok {
-				defer s.trackStream(id, st, false)
-			}
-			fn(ctx)
-		}()
+		out = append(out, sm)
 	}
+	return out
 }
 
-func (s *server) trackStream(id json.RawMessage, st *stream, add bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// startStreams runs the streams addStreams made; a live one is removed
+// from its id's set when it returns.
+func (s *server) startStreams(id json.RawMessage, streams []*stream) {
 	key := string(id)
-	set := s.streams[key]
-	if add {
-		if set == nil {
-			set = map[*stream]struct{}{}
-			s.streams[key] = set
-		}
-		set[st] = struct{}{}
-		return
+	for _, sm := range streams {
+		s.runTask(sm.ctx, sm.fn, func() {
+			sm.cancel()
+			if !sm.live {
+				return
+			}
+			s.updateInFlight(func(f *inFlightState) {
+				delete(f.streams[key], sm)
+				if len(f.streams[key]) == 0 {
+					delete(f.streams, key)
+				}
+			})
+		})
 	}
-	delete(set, st)
-	if len(set) == 0 {
-		delete(s.streams, key)
-	}
-}
-
-// cancelStreams stops the streams of an answered request; it reports
-// whether there were any.
-func (s *server) cancelStreams(id json.RawMessage) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	set := s.streams[string(id)]
-	for st := range set {
-		st.cancel() // only cancels a context: safe under the lock
-	}
-	return len(set) > 0
 }

@@ -51,14 +51,6 @@ func testPlugin() Plugin {
 		})
 		return map[string]bool{"streaming": true}, nil
 	})
-	Handle(mux, "test/after", func(ctx context.Context, p echoParams) (map[string]bool, error) {
-		peer := PeerFrom(ctx)
-		queued := AfterReply(ctx, func() { _ = peer.Notify("test/after-ack", p) })
-		if p.Message == "fail" {
-			return nil, InvalidParams("refused")
-		}
-		return map[string]bool{"queued": queued}, nil
-	})
 	// test/tail streams test/tick every 5 ms until its context ends, then
 	// says test/stopped; "fail" fails the request after opening the stream.
 	var released atomic.Int64

@@ -3,7 +3,8 @@ package pluginkit
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // ProtocolVersion is the plugin protocol version pluginkit speaks. Hosts
@@ -117,8 +118,8 @@ func errorFrame(id json.RawMessage, we ErrorObject) []byte {
 	}
 	prefix := []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":`)
 	frame, err := encodeFrame(prefix, we)
-	if err != nil { // unmarshalable data: drop it rather than lose the error
-		we.Data = map[string]any{"category": CategoryInternal}
+	if err != nil { // data that cannot be encoded: send what toWire makes of that instead
+		we, _ = toWire(Internal(err), func(s string) string { return s })
 		frame, _ = encodeFrame(prefix, we)
 	}
 	return frame
@@ -141,10 +142,8 @@ func notificationFrame(method string, params any) ([]byte, error) {
 // once at its final size; a 16 MiB result is not copied twice more.
 func encodeFrame(prefix []byte, v any) ([]byte, error) {
 	w := &frameBuilder{prefix: prefix}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encode %T: %w", v, err)
+	if err := rustjson.Encode(w, v); err != nil {
+		return nil, err
 	}
 	return w.frame, nil
 }
@@ -162,15 +161,5 @@ func (w *frameBuilder) Write(p []byte) (int, error) {
 	return len(p) + 1, nil
 }
 
-// marshal encodes v compactly without HTML escaping, as serde_json does
-// (host-and-lifecycle §12). Compact output never contains a raw newline,
-// even for json.RawMessage values, which encoding/json compacts.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encode %T: %w", v, err)
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
+// marshal encodes v as serde_json does (host-and-lifecycle §12).
+func marshal(v any) ([]byte, error) { return rustjson.Marshal(v) }

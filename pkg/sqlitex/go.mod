@@ -2,4 +2,4 @@ module github.com/animus-plugins/animus-plugins/pkg/sqlitex
 
 go 1.26
 
-require github.com/mattn/go-sqlite3 v1.14.53 // indirect
+require github.com/mattn/go-sqlite3 v1.14.53

@@ -13,11 +13,15 @@ import (
 	"github.com/animus-plugins/animus-plugins/plugins/durable-sqlite/internal/durable"
 )
 
-func main() {
-	svc := durable.New(os.Getenv)
+func main() { os.Exit(pluginkit.Main(newPlugin(os.Getenv))) }
+
+// newPlugin builds the plugin, reading its environment through getenv; the
+// golden tests build it the same way in process.
+func newPlugin(getenv func(string) string) pluginkit.Plugin {
+	svc := durable.New(getenv)
 	mux := pluginkit.NewMux()
 	svc.Register(mux)
-	os.Exit(pluginkit.Main(pluginkit.Plugin{
+	return pluginkit.Plugin{
 		Name:             "animus-durable-sqlite",
 		Kind:             "durable_store",
 		Description:      "SQLite durable step store: reservation-fenced, crash-proof exactly-once steps for Animus workflows",
@@ -32,5 +36,5 @@ func main() {
 		Init:      svc.Init,
 		Health:    svc.Health,
 		Close:     svc.Close,
-	}))
+	}
 }

@@ -14,16 +14,20 @@ import (
 	"github.com/animus-plugins/animus-plugins/plugins/logs-loki/internal/logstore"
 )
 
-func main() {
+func main() { os.Exit(pluginkit.Main(newPlugin(os.Getenv))) }
+
+// newPlugin builds the plugin, reading its environment through getenv; the
+// golden tests build it the same way in process.
+func newPlugin(getenv func(string) string) pluginkit.Plugin {
 	// A malformed value still yields a best-effort Config so --manifest
 	// works whatever the environment; serving then fails in Preflight.
 	// A missing LOKI_URL is not malformed: the plugin runs, unhealthy,
 	// and names what is missing on every call.
-	cfg, cfgErr := config.Load(os.Getenv)
+	cfg, cfgErr := config.Load(getenv)
 	svc := logstore.New(cfg)
 	mux := pluginkit.NewMux()
 	svc.Register(mux)
-	os.Exit(pluginkit.Main(pluginkit.Plugin{
+	return pluginkit.Plugin{
 		Name:        "animus-logs-loki",
 		Kind:        "log_storage_backend",
 		Description: "Stores Animus daemon, plugin and workflow logs in Grafana Loki and reads them back (query, tail)",
@@ -38,5 +42,5 @@ func main() {
 		},
 		Init:   svc.Init,
 		Health: svc.Health,
-	}))
+	}
 }

@@ -15,12 +15,16 @@ import (
 	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/notifier"
 )
 
-func main() {
-	svc := notifier.New(notifier.Options{})
+func main() { os.Exit(pluginkit.Main(newPlugin(os.Getenv))) }
+
+// newPlugin builds the plugin, reading its environment through getenv; the
+// golden tests build it the same way in process.
+func newPlugin(getenv func(string) string) pluginkit.Plugin {
+	svc := notifier.New(notifier.Options{Getenv: getenv})
 	mux := pluginkit.NewMux()
 	svc.Register(mux)
 	env := cli.DefaultEnv()
-	os.Exit(pluginkit.Main(pluginkit.Plugin{
+	return pluginkit.Plugin{
 		Name:        "animus-notifier-webhook",
 		Kind:        "notifier",
 		Description: "Delivers daemon events to webhooks and Slack through a durable SQLite outbox: signed, idempotent, retried, dead-lettered",
@@ -40,5 +44,5 @@ func main() {
 				Run:     func(ctx context.Context, args []string) int { return cli.Backfill(ctx, env, args) },
 			},
 		},
-	}))
+	}
 }

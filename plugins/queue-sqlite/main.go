@@ -14,14 +14,18 @@ import (
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/queue"
 )
 
-func main() {
+func main() { os.Exit(pluginkit.Main(newPlugin(os.Getenv))) }
+
+// newPlugin builds the plugin, reading its environment through getenv; the
+// golden tests build it the same way in process.
+func newPlugin(getenv func(string) string) pluginkit.Plugin {
 	// A bad value is reported by Preflight (serving) or by inspect, never
 	// by --manifest, which must work with a scrubbed environment.
-	cfg, cfgErr := config.FromEnv(os.Getenv)
+	cfg, cfgErr := config.FromEnv(getenv)
 	svc := queue.New(queue.Options{Config: cfg})
 	mux := pluginkit.NewMux()
 	svc.Register(mux)
-	os.Exit(pluginkit.Main(pluginkit.Plugin{
+	return pluginkit.Plugin{
 		Name:             "animus-queue-sqlite",
 		Kind:             "queue",
 		Description:      "SQLite dispatch queue: strict FIFO, deferred entries, atomic multi-process leases",
@@ -36,9 +40,9 @@ func main() {
 			"inspect": {
 				Summary: "--project DIR [--db FILE] [--json] [--audit N] [--entry ID]: print the queue and its audit trail",
 				Run: func(ctx context.Context, args []string) int {
-					return inspect.Run(ctx, args, os.Getenv, os.Stdout, os.Stderr)
+					return inspect.Run(ctx, args, getenv, os.Stdout, os.Stderr)
 				},
 			},
 		},
-	}))
+	}
 }

@@ -3,6 +3,7 @@ module github.com/animus-plugins/animus-plugins/plugins/subject-sqlite
 go 1.26
 
 require (
+	github.com/animus-plugins/animus-plugins/pkg/golden v0.0.0
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit v0.0.0
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex v0.0.0
 	github.com/oklog/ulid/v2 v2.1.2
@@ -14,3 +15,5 @@ replace (
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit => ../../pkg/pluginkit
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex => ../../pkg/sqlitex
 )
+
+replace github.com/animus-plugins/animus-plugins/pkg/golden => ../../pkg/golden

@@ -14,15 +14,19 @@ import (
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/config"
 )
 
-func main() {
+func main() { os.Exit(pluginkit.Main(newPlugin(os.Getenv))) }
+
+// newPlugin builds the plugin, reading its environment through getenv; the
+// golden tests build it the same way in process.
+func newPlugin(getenv func(string) string) pluginkit.Plugin {
 	// A bad configuration still yields a best-effort one, because
 	// --manifest must describe the plugin whatever the environment;
 	// serving fails in Preflight instead (stderr, exit 1).
-	cfg, cfgErr := config.Load(os.Getenv)
+	cfg, cfgErr := config.Load(getenv)
 	app := backend.New(cfg)
 	mux := pluginkit.NewMux()
 	app.Register(mux)
-	os.Exit(pluginkit.Main(pluginkit.Plugin{
+	return pluginkit.Plugin{
 		Name:              "animus-subject-sqlite",
 		Kind:              "subject_backend",
 		Description:       "Subjects (tasks, issues, …) in a local SQLite file, shared safely by many processes, with cross-process watch",
@@ -41,5 +45,5 @@ func main() {
 		Health:   app.Health,
 		Close:    app.Close,
 		Commands: map[string]pluginkit.Command{"migrate": backend.MigrateCommand(cfg, cfgErr, os.Stdout, os.Stderr)},
-	}))
+	}
 }

@@ -10,11 +10,15 @@ import (
 	"github.com/animus-plugins/animus-plugins/plugins/transport-http/internal/transport"
 )
 
-func main() {
-	svc := transport.New(os.Getenv)
+func main() { os.Exit(pluginkit.Main(newPlugin(os.Getenv))) }
+
+// newPlugin builds the plugin, reading its environment through getenv; the
+// golden tests build it the same way in process.
+func newPlugin(getenv func(string) string) pluginkit.Plugin {
+	svc := transport.New(getenv)
 	mux := pluginkit.NewMux()
 	svc.Register(mux)
-	os.Exit(pluginkit.Main(pluginkit.Plugin{
+	return pluginkit.Plugin{
 		Name:        "animus-transport-http",
 		Kind:        "transport_backend",
 		Description: "HTTP REST + SSE transport for Animus: exposes the daemon's control socket as /api/v1/* endpoints and event streams",
@@ -26,5 +30,5 @@ func main() {
 		Init:      svc.Init,
 		Health:    svc.Health,
 		Close:     svc.Close,
-	}))
+	}
 }

@@ -1,17 +1,26 @@
 module github.com/animus-plugins/animus-plugins/plugins/trigger-slack
 
-go 1.26
+go 1.26.0
 
 require (
+	github.com/animus-plugins/animus-plugins/e2e/fakeslack v0.0.0
+	github.com/animus-plugins/animus-plugins/pkg/golden v0.0.0
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit v0.0.0
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex v0.0.0
-	github.com/gorilla/websocket v1.5.3
 	github.com/slack-go/slack v0.35.0
 )
 
-require github.com/mattn/go-sqlite3 v1.14.53 // indirect
+require (
+	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/mattn/go-sqlite3 v1.14.53 // indirect
+	golang.org/x/tools v0.52.0 // indirect
+)
 
 replace (
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit => ../../pkg/pluginkit
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex => ../../pkg/sqlitex
 )
+
+replace github.com/animus-plugins/animus-plugins/pkg/golden => ../../pkg/golden
+
+replace github.com/animus-plugins/animus-plugins/e2e/fakeslack => ../../e2e/fakeslack

@@ -16,11 +16,15 @@ import (
 	"github.com/animus-plugins/animus-plugins/plugins/trigger-slack/internal/trigger"
 )
 
-func main() {
-	svc := trigger.New(config.Load(os.Getenv))
+func main() { os.Exit(pluginkit.Main(newPlugin(os.Getenv))) }
+
+// newPlugin builds the plugin, reading its environment through getenv; the
+// golden tests build it the same way in process.
+func newPlugin(getenv func(string) string) pluginkit.Plugin {
+	svc := trigger.New(config.Load(getenv))
 	mux := pluginkit.NewMux()
 	svc.Register(mux)
-	os.Exit(pluginkit.Main(pluginkit.Plugin{
+	return pluginkit.Plugin{
 		Name:        "animus-trigger-slack",
 		Kind:        "trigger_backend",
 		Description: "Slack trigger: app mentions and direct messages start workflows (Socket Mode or Events API); outbound chat methods",
@@ -32,5 +36,5 @@ func main() {
 		Init:      svc.Init,
 		Health:    svc.Health,
 		Close:     svc.Close,
-	}))
+	}
 }

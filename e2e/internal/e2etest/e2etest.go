@@ -2,17 +2,13 @@ package e2etest
 
 import (
 	"context"
-	"encoding/json"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 )
-
-// CallTimeout bounds one Call or Failure, spawn-to-reply budgets aside.
-const CallTimeout = 15 * time.Second
 
 // schemaSet caches schemacheck.Default for the test binary: compiling the
 // upstream schemas for every spawned host would dominate short tests.
@@ -35,29 +31,15 @@ func Ctx(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
-// Call sends a request and returns its result, failing t on a transport
-// error or an error response.
-func Call(t testing.TB, h *fakehost.Host, method string, params any) json.RawMessage {
+// Project returns a fresh project root that t removes at its end. Symlinks
+// are resolved (macOS's /var → /private/var) because the daemon binds a
+// plugin to the canonical path, so the root a test compares with is the
+// one the plugin reports.
+func Project(t testing.TB) string {
 	t.Helper()
-	resp, err := h.Call(Ctx(t, CallTimeout), method, params)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
-		t.Fatalf("%s: %v", method, err)
+		t.Fatal(err)
 	}
-	if resp.Error != nil {
-		t.Fatalf("%s: error %d %s (data %s)", method, resp.Error.Code, resp.Error.Message, resp.Error.Data)
-	}
-	return resp.Result
-}
-
-// Failure sends a request that must fail and returns its error.
-func Failure(t testing.TB, h *fakehost.Host, method string, params any) *fakehost.RPCError {
-	t.Helper()
-	resp, err := h.Call(Ctx(t, CallTimeout), method, params)
-	if err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
-	if resp.Error == nil {
-		t.Fatalf("%s: succeeded with %s, want an error", method, resp.Result)
-	}
-	return resp.Error
+	return dir
 }

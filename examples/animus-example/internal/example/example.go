@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -24,12 +23,14 @@ var Env = []pluginkit.EnvVar{
 
 // Service is the plugin's state.
 type Service struct {
+	getenv   func(string) string
 	greeting string
 	streams  atomic.Int64
 }
 
-// New returns a Service; nothing is read until Init.
-func New() *Service { return &Service{} }
+// New returns a Service reading its environment through getenv
+// (os.Getenv in production); nothing is read until Init.
+func New(getenv func(string) string) *Service { return &Service{getenv: getenv} }
 
 // Register adds the handlers to mux.
 func (s *Service) Register(mux *pluginkit.Mux) {
@@ -42,7 +43,7 @@ func (s *Service) Register(mux *pluginkit.Mux) {
 
 // Init reads configuration.
 func (s *Service) Init(ctx context.Context, peer *pluginkit.Peer, p pluginkit.InitializeParams) error {
-	s.greeting = os.Getenv("EXAMPLE_GREETING")
+	s.greeting = s.getenv("EXAMPLE_GREETING")
 	return nil
 }
 

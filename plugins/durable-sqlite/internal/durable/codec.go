@@ -1,33 +1,27 @@
 package durable
 
 import (
-	"bytes"
 	"encoding/json"
-	"strconv"
-	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // compactJSON returns v compacted for storage, or nil when v is absent or
-// JSON null (the kind treats the two alike). v has already been decoded once
-// by encoding/json, so it is valid JSON.
+// JSON null (the kind treats the two alike). Keys keep the caller's order:
+// the store returns values as they were sent. v has already been decoded
+// once by encoding/json, so it is valid JSON; were it not, it is kept as is
+// rather than lost.
 func compactJSON(v json.RawMessage) []byte {
-	if isAbsent(v) {
+	if rustjson.IsNull(v) {
 		return nil
 	}
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
+	b, err := rustjson.Marshal(v)
+	if err != nil {
 		return append([]byte(nil), v...)
 	}
-	return b.Bytes()
-}
-
-func isAbsent(v json.RawMessage) bool {
-	t := bytes.TrimSpace(v)
-	return len(t) == 0 || string(t) == "null"
+	return b
 }
 
 // stepErrorIn decodes a StepError with its required fields detectable.
@@ -41,7 +35,7 @@ type stepErrorIn struct {
 // re-encodes it with sorted keys, dropping unknown fields and a null
 // details, as the Rust types would. Absent or null gives nil.
 func normalizeStepError(v json.RawMessage) ([]byte, error) {
-	if isAbsent(v) {
+	if rustjson.IsNull(v) {
 		return nil, nil
 	}
 	var in stepErrorIn
@@ -56,13 +50,12 @@ func normalizeStepError(v json.RawMessage) ([]byte, error) {
 			return nil, pluginkit.InvalidParams("invalid params: field %q is required", "error."+f.name).WithData("field", "error."+f.name)
 		}
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // store the text as sent, not \u003c-escaped
-	if err := enc.Encode(StepError{Code: *in.Code, Message: *in.Message, Details: compactJSON(in.Details)}); err != nil {
+	// rustjson stores the text as sent ("<" stays "<"), as serde_json does.
+	b, err := rustjson.Marshal(StepError{Code: *in.Code, Message: *in.Message, Details: compactJSON(in.Details)})
+	if err != nil {
 		return nil, pluginkit.Internal(err)
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+	return b, nil
 }
 
 // checkSize refuses a value above the configured limit with -32602: the
@@ -73,29 +66,6 @@ func checkSize(field string, v []byte, limit int) error {
 			field, len(v), limit).WithData("field", field).WithData("max_payload_bytes", limit).WithData("size", len(v))
 	}
 	return nil
-}
-
-// formatTime renders t as chrono's to_rfc3339 does, which is what the Rust
-// plugins emit: UTC, offset "+00:00", and a fraction of 0, 3, 6 or 9 digits
-// showing every non-zero sub-second digit.
-func formatTime(t time.Time) string {
-	t = t.UTC()
-	base := t.Format("2006-01-02T15:04:05")
-	ns := t.Nanosecond()
-	switch {
-	case ns == 0:
-		return base + "+00:00"
-	case ns%1_000_000 == 0:
-		return base + "." + pad(ns/1_000_000, 3) + "+00:00"
-	case ns%1_000 == 0:
-		return base + "." + pad(ns/1_000, 6) + "+00:00"
-	}
-	return base + "." + pad(ns, 9) + "+00:00"
-}
-
-func pad(n, width int) string {
-	s := strconv.Itoa(n)
-	return strings.Repeat("0", width-len(s)) + s
 }
 
 // clipString shortens s for an error message, at a rune boundary.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/durable-sqlite/internal/store"
 )
 
@@ -69,7 +70,7 @@ func (s *Service) BeginStep(ctx context.Context, p BeginStepParams) (BeginStepRe
 	case store.StatusPriorError:
 		out.PriorError = r.Error
 	case store.StatusInProgress:
-		out.ReservationExpiresAt = formatTime(r.ExpiresAt)
+		out.ReservationExpiresAt = rustjson.Time(r.ExpiresAt)
 	}
 	return out, nil
 }
@@ -149,8 +150,8 @@ func (s *Service) RecoverInFlight(ctx context.Context, p RecoverInFlightParams) 
 			run.ReplayState.Outstanding = append(run.ReplayState.Outstanding, Outstanding{
 				Expired:              !o.ExpiresAt.After(now),
 				IdempotencyKey:       o.IdempotencyKey,
-				ReservationExpiresAt: formatTime(o.ExpiresAt),
-				ReservedAt:           formatTime(o.ReservedAt),
+				ReservationExpiresAt: rustjson.Time(o.ExpiresAt),
+				ReservedAt:           rustjson.Time(o.ReservedAt),
 				StepID:               o.StepID,
 				StepName:             o.StepName,
 			})
@@ -174,7 +175,7 @@ func (s *Service) QueryRun(ctx context.Context, p QueryRunParams) (QueryRunResul
 	out := QueryRunResult{RunID: p.RunID, PhaseID: p.PhaseID, Status: "pending", Steps: make([]StepRecord, 0, len(recs))}
 	for _, r := range recs {
 		out.Steps = append(out.Steps, StepRecord{
-			CommittedAt:    formatTime(r.CommittedAt),
+			CommittedAt:    rustjson.Time(r.CommittedAt),
 			Error:          r.Error,
 			IdempotencyKey: r.IdempotencyKey,
 			Outcome:        r.Outcome,

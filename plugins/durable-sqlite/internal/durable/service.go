@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -74,31 +73,26 @@ func (s *Service) Init(ctx context.Context, peer *pluginkit.Peer, p pluginkit.In
 	if peer != nil {
 		s.log = peer.Logger()
 	}
-	b, ok := p.ProjectBinding()
-	if !ok {
-		if _, sent := p.InitExtensions["project_binding"]; sent {
-			s.bindErr, s.badBind = unbound("init_extensions.project_binding.project_root is missing or not a string"), true
-		}
+	b, err := p.Binding()
+	var bad *pluginkit.BindingError
+	switch {
+	case errors.Is(err, pluginkit.ErrNoBinding):
 		s.log.Info("no project binding; durable methods will answer -32305")
+		return nil
+	case errors.As(err, &bad) && bad.Problem == pluginkit.BindingRootRelative:
+		s.bindErr, s.badBind = unbound("project_binding.project_root must be an absolute path"), true
+		return nil
+	case err != nil:
+		s.bindErr, s.badBind = unbound("init_extensions.project_binding.project_root is missing or not a string"), true
 		return nil
 	}
 	root := b.ProjectRoot
-	if !filepath.IsAbs(root) {
-		s.bindErr, s.badBind = unbound("project_binding.project_root must be an absolute path"), true
-		return nil
-	}
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
 		s.bindErr, s.badBind = unbound("project_binding.project_root is not an existing directory"), true
 		return nil
 	}
 	s.bindErr = nil
-	s.path = s.cfg.DBPath
-	switch {
-	case s.path == "":
-		s.path = filepath.Join(root, DefaultDBFile)
-	case !filepath.IsAbs(s.path):
-		s.path = filepath.Join(root, s.path)
-	}
+	s.path = pluginkit.ProjectPath(root, s.cfg.DBPath, DefaultDBFile)
 	if _, err := s.openLocked(ctx); err != nil {
 		s.log.Warn("durable store unavailable at initialize; will retry on each call", "error", err)
 	}

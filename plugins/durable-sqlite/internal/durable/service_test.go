@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // TestBinding: without a usable project binding nothing touches the disk and
@@ -24,7 +26,7 @@ func TestBinding(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		ext    map[string]any
+		ext    any // init_extensions; nil sends none
 		code   int
 		health string
 	}{
@@ -50,7 +52,7 @@ func TestBinding(t *testing.T) {
 				{"durable/recover_in_flight", `{"since_epoch":0}`},
 				{"durable/query_run", QueryRunParams{RunID: "r", PhaseID: "p"}},
 			} {
-				e := c.fails(m.method, m.params, tc.code, "")
+				e := c.Fails(t, m.method, m.params, tc.code, "")
 				if strings.Contains(e.Message, root) || strings.Contains(e.Message, blocked) {
 					t.Errorf("%s: message leaks a path: %s", m.method, e.Message)
 				}
@@ -59,7 +61,7 @@ func TestBinding(t *testing.T) {
 				Status    string `json:"status"`
 				LastError string `json:"last_error"`
 			}
-			c.ok("health/check", `{}`, &h)
+			c.OK(t, "health/check", `{}`, &h)
 			if h.Status != tc.health || (tc.health != "healthy") == (h.LastError == "") {
 				t.Fatalf("health %+v, want %s with last_error iff not healthy", h, tc.health)
 			}
@@ -83,7 +85,7 @@ func TestDBPathOverride(t *testing.T) {
 	} {
 		root := t.TempDir()
 		c := serve(t, New(env(EnvDBPath, tc.override)), binding(root))
-		c.ok("durable/begin_workflow_run", BeginWorkflowRunParams{RunID: "r", PhaseID: "p"}, nil)
+		c.OK(t, "durable/begin_workflow_run", BeginWorkflowRunParams{RunID: "r", PhaseID: "p"}, nil)
 		want := tc.want
 		if !filepath.IsAbs(want) {
 			want = filepath.Join(root, want)
@@ -102,44 +104,44 @@ func TestWireShapes(t *testing.T) {
 	svc.now = func() time.Time { return at }
 	c := serve(t, svc, binding(t.TempDir()))
 
-	if got := string(c.ok("durable/recover_in_flight", `{"since_epoch":0}`, nil)); got != `{"in_flight":[]}` {
+	if got := string(c.OK(t, "durable/recover_in_flight", `{"since_epoch":0}`, nil)); got != `{"in_flight":[]}` {
 		t.Errorf("empty recover: %s", got)
 	}
-	if got := string(c.ok("durable/begin_workflow_run", `{"run_id":"r","phase_id":"p","inputs":null}`, nil)); got != `{"epoch":1}` {
+	if got := string(c.OK(t, "durable/begin_workflow_run", `{"run_id":"r","phase_id":"p","inputs":null}`, nil)); got != `{"epoch":1}` {
 		t.Errorf("begin_workflow_run: %s", got)
 	}
-	if got := string(c.ok("durable/query_run", `{"run_id":"r","phase_id":"p"}`, nil)); got != `{"phase_id":"p","run_id":"r","status":"pending","steps":[]}` {
+	if got := string(c.OK(t, "durable/query_run", `{"run_id":"r","phase_id":"p"}`, nil)); got != `{"phase_id":"p","run_id":"r","status":"pending","steps":[]}` {
 		t.Errorf("empty query_run: %s", got)
 	}
 	begin := `{"run_id":"r","phase_id":"p","step_name":"0","idempotency_key":"scope:wf:p:0","payload":null}`
 	var first BeginStepResult
-	raw := string(c.ok("durable/begin_step", begin, &first))
+	raw := string(c.OK(t, "durable/begin_step", begin, &first))
 	if raw != `{"status":"new","step_id":"`+first.StepID+`"}` || !strings.HasPrefix(first.StepID, "step_") {
 		t.Errorf("new: %s", raw)
 	}
-	if got := string(c.ok("durable/begin_step", begin, nil)); got != `{"reservation_expires_at":"2030-01-02T03:09:05.120+00:00","status":"in_progress","step_id":"`+first.StepID+`"}` {
+	if got := string(c.OK(t, "durable/begin_step", begin, nil)); got != `{"reservation_expires_at":"2030-01-02T03:09:05.120+00:00","status":"in_progress","step_id":"`+first.StepID+`"}` {
 		t.Errorf("in_progress: %s", got)
 	}
-	if got := string(c.ok("durable/recover_in_flight", `{"since_epoch":0}`, nil)); got != `{"in_flight":[{"phase_id":"p","replay_state":{"epoch":1,"outstanding":[{"expired":false,"idempotency_key":"scope:wf:p:0","reservation_expires_at":"2030-01-02T03:09:05.120+00:00","reserved_at":"2030-01-02T03:04:05.120+00:00","step_id":"`+first.StepID+`","step_name":"0"}]},"run_id":"r"}]}` {
+	if got := string(c.OK(t, "durable/recover_in_flight", `{"since_epoch":0}`, nil)); got != `{"in_flight":[{"phase_id":"p","replay_state":{"epoch":1,"outstanding":[{"expired":false,"idempotency_key":"scope:wf:p:0","reservation_expires_at":"2030-01-02T03:09:05.120+00:00","reserved_at":"2030-01-02T03:04:05.120+00:00","step_id":"`+first.StepID+`","step_name":"0"}]},"run_id":"r"}]}` {
 		t.Errorf("recover: %s", got)
 	}
 	commit := `{"step_id":"` + first.StepID + `","outcome":"success","output":{ "z": 1, "a": "<&>" }}`
-	if got := string(c.ok("durable/commit_step", commit, nil)); got != `{"ack":true}` {
+	if got := string(c.OK(t, "durable/commit_step", commit, nil)); got != `{"ack":true}` {
 		t.Errorf("commit: %s", got)
 	}
-	if got := string(c.ok("durable/begin_step", begin, nil)); got != `{"prior_output":{"z":1,"a":"<&>"},"status":"already_committed","step_id":"`+first.StepID+`"}` {
+	if got := string(c.OK(t, "durable/begin_step", begin, nil)); got != `{"prior_output":{"z":1,"a":"<&>"},"status":"already_committed","step_id":"`+first.StepID+`"}` {
 		t.Errorf("already_committed: %s", got)
 	}
-	if got := string(c.ok("durable/query_run", `{"run_id":"r","phase_id":"p"}`, nil)); got != `{"phase_id":"p","run_id":"r","status":"pending","steps":[{"committed_at":"2030-01-02T03:04:05.120+00:00","idempotency_key":"scope:wf:p:0","outcome":"success","output":{"z":1,"a":"<&>"},"step_id":"`+first.StepID+`","step_name":"0"}]}` {
+	if got := string(c.OK(t, "durable/query_run", `{"run_id":"r","phase_id":"p"}`, nil)); got != `{"phase_id":"p","run_id":"r","status":"pending","steps":[{"committed_at":"2030-01-02T03:04:05.120+00:00","idempotency_key":"scope:wf:p:0","outcome":"success","output":{"z":1,"a":"<&>"},"step_id":"`+first.StepID+`","step_name":"0"}]}` {
 		t.Errorf("query_run: %s", got)
 	}
 	var failed BeginStepResult
-	c.ok("durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"1","idempotency_key":"k1"}`, &failed)
-	c.ok("durable/commit_step", `{"step_id":"`+failed.StepID+`","outcome":"error","error":{"message":"boom","code":"STEP_FAILED","details":null}}`, nil)
-	if got := string(c.ok("durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"1","idempotency_key":"k1"}`, nil)); got != `{"prior_error":{"code":"STEP_FAILED","message":"boom"},"status":"prior_error","step_id":"`+failed.StepID+`"}` {
+	c.OK(t, "durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"1","idempotency_key":"k1"}`, &failed)
+	c.OK(t, "durable/commit_step", `{"step_id":"`+failed.StepID+`","outcome":"error","error":{"message":"boom","code":"STEP_FAILED","details":null}}`, nil)
+	if got := string(c.OK(t, "durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"1","idempotency_key":"k1"}`, nil)); got != `{"prior_error":{"code":"STEP_FAILED","message":"boom"},"status":"prior_error","step_id":"`+failed.StepID+`"}` {
 		t.Errorf("prior_error: %s", got)
 	}
-	if got := string(c.ok("durable/abandon_step", `{"step_id":"`+failed.StepID+`","reason":"`+strings.Repeat("é", 1000)+`"}`, nil)); got != `{"ack":false}` {
+	if got := string(c.OK(t, "durable/abandon_step", `{"step_id":"`+failed.StepID+`","reason":"`+strings.Repeat("é", 1000)+`"}`, nil)); got != `{"ack":false}` {
 		t.Errorf("abandon of a committed step: %s", got)
 	}
 }
@@ -152,23 +154,23 @@ func TestLimits(t *testing.T) {
 	svc.now = func() time.Time { return at }
 	c := serve(t, svc, binding(t.TempDir()))
 	big := `"` + strings.Repeat("a", 1023) + `"` // 1025 bytes of JSON
-	c.fails("durable/begin_workflow_run", `{"run_id":"r","phase_id":"p","inputs":`+big+`}`, -32602, "invalid_request")
-	c.ok("durable/begin_workflow_run", `{"run_id":"r","phase_id":"p","inputs":{"fits":true}}`, nil)
-	c.fails("durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"s","idempotency_key":"k","payload":`+big+`}`, -32602, "")
+	c.Fails(t, "durable/begin_workflow_run", `{"run_id":"r","phase_id":"p","inputs":`+big+`}`, -32602, "invalid_request")
+	c.OK(t, "durable/begin_workflow_run", `{"run_id":"r","phase_id":"p","inputs":{"fits":true}}`, nil)
+	c.Fails(t, "durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"s","idempotency_key":"k","payload":`+big+`}`, -32602, "")
 
 	var r BeginStepResult
-	c.ok("durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"s","idempotency_key":"k"}`, &r)
-	e := c.fails("durable/commit_step", `{"step_id":"`+r.StepID+`","outcome":"success","output":`+big+`}`, -32602, "invalid_request")
-	if e.Data["field"] != "output" || e.Data["max_payload_bytes"] != float64(1024) {
+	c.OK(t, "durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"s","idempotency_key":"k"}`, &r)
+	e := c.Fails(t, "durable/commit_step", `{"step_id":"`+r.StepID+`","outcome":"success","output":`+big+`}`, -32602, "invalid_request")
+	if e.Field() != "output" || e.Data["max_payload_bytes"] != float64(1024) {
 		t.Errorf("oversized output error data: %v", e.Data)
 	}
-	c.fails("durable/commit_step", `{"step_id":"`+r.StepID+`","outcome":"error","error":{"code":"c","message":`+big+`}}`, -32602, "")
+	c.Fails(t, "durable/commit_step", `{"step_id":"`+r.StepID+`","outcome":"error","error":{"code":"c","message":`+big+`}}`, -32602, "")
 	var q QueryRunResult
-	c.ok("durable/query_run", `{"run_id":"r","phase_id":"p"}`, &q)
+	c.OK(t, "durable/query_run", `{"run_id":"r","phase_id":"p"}`, &q)
 	if len(q.Steps) != 0 {
 		t.Fatalf("a refused commit was stored: %+v", q.Steps)
 	}
-	c.ok("durable/commit_step", `{"step_id":"`+r.StepID+`","outcome":"success","output":"`+strings.Repeat("a", 1000)+`"}`, nil)
+	c.OK(t, "durable/commit_step", `{"step_id":"`+r.StepID+`","outcome":"success","output":"`+strings.Repeat("a", 1000)+`"}`, nil)
 
 	for _, tc := range []struct {
 		ttl  string
@@ -179,14 +181,14 @@ func TestLimits(t *testing.T) {
 	} {
 		key := "ttl-" + tc.ttl
 		var first, second BeginStepResult
-		c.ok("durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"`+key+`","idempotency_key":"`+key+`","reservation_ttl_secs":`+tc.ttl+`}`, &first)
-		c.ok("durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"`+key+`","idempotency_key":"`+key+`"}`, &second)
-		if want := formatTime(at.Add(tc.want)); second.ReservationExpiresAt != want {
+		c.OK(t, "durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"`+key+`","idempotency_key":"`+key+`","reservation_ttl_secs":`+tc.ttl+`}`, &first)
+		c.OK(t, "durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"`+key+`","idempotency_key":"`+key+`"}`, &second)
+		if want := rustjson.Time(at.Add(tc.want)); second.ReservationExpiresAt != want {
 			t.Errorf("ttl %s: expires %s, want %s", tc.ttl, second.ReservationExpiresAt, want)
 		}
 	}
-	c.fails("durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"s","idempotency_key":"k","reservation_ttl_secs":-1}`, -32602, "")
-	c.fails("durable/recover_in_flight", `{"since_epoch":"0"}`, -32602, "")
+	c.Fails(t, "durable/begin_step", `{"run_id":"r","phase_id":"p","step_name":"s","idempotency_key":"k","reservation_ttl_secs":-1}`, -32602, "")
+	c.Fails(t, "durable/recover_in_flight", `{"since_epoch":"0"}`, -32602, "")
 }
 
 // TestCapabilities: kind_capabilities reflects the configuration.

@@ -10,28 +10,20 @@ import (
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 )
 
-func TestFormatTime(t *testing.T) {
-	base := time.Date(2026, 6, 14, 12, 34, 56, 0, time.UTC)
-	tests := []struct {
-		ns   int
-		want string
-	}{
-		{0, "2026-06-14T12:34:56+00:00"},
-		{123_000_000, "2026-06-14T12:34:56.123+00:00"},
-		{100_000_000, "2026-06-14T12:34:56.100+00:00"},
-		{123_456_000, "2026-06-14T12:34:56.123456+00:00"},
-		{1_000, "2026-06-14T12:34:56.000001+00:00"},
-		{123_456_789, "2026-06-14T12:34:56.123456789+00:00"},
-		{1, "2026-06-14T12:34:56.000000001+00:00"},
+// TestCompactJSON: stored values are compacted but otherwise kept as sent
+// (key order, "<" unescaped); absent and null store nothing.
+func TestCompactJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{``, ``},
+		{` null `, ``},
+		{`{ "b" : 1, "a" : [ 1, 2 ] }`, `{"b":1,"a":[1,2]}`},
+		{`"<b>&\u003c"`, `"<b>&\u003c"`},
+		{`1.50e3`, `1.50e3`},
 	}
 	for _, tc := range tests {
-		if got := formatTime(base.Add(time.Duration(tc.ns))); got != tc.want {
-			t.Errorf("%d ns: %s, want %s", tc.ns, got, tc.want)
+		if got := compactJSON(json.RawMessage(tc.in)); string(got) != tc.want {
+			t.Errorf("compactJSON(%s) = %s, want %s", tc.in, got, tc.want)
 		}
-	}
-	// A non-UTC time is rendered in UTC.
-	if got := formatTime(time.Date(2026, 6, 14, 14, 34, 56, 0, time.FixedZone("CEST", 7200))); got != "2026-06-14T12:34:56+00:00" {
-		t.Errorf("zoned time: %s", got)
 	}
 }
 

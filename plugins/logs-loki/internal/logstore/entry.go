@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/logs-loki/internal/logql"
 	"github.com/animus-plugins/animus-plugins/plugins/logs-loki/internal/loki"
 )
@@ -91,11 +92,8 @@ func parseEntry(raw json.RawMessage) (record, error) {
 // marshalLine renders the entry as the compact JSON line stored in Loki
 // (no HTML escaping: the line is data, not markup).
 func marshalLine(e Entry) []byte {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(e) // every part is valid JSON already
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	line, _ := rustjson.Marshal(e) // every part is valid JSON already
+	return line
 }
 
 // truncatedKey marks an entry whose message (or fields) was cut to fit

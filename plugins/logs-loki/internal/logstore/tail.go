@@ -278,7 +278,15 @@ func (t *liveTail) followPoll(ctx context.Context, out chan<- []record) error {
 		}
 		recs = dedupSorted(recs)
 		if n := len(recs); n > 0 {
-			t.from = max(t.from, recs[n-1].NS-tailOverlap.Nanoseconds())
+			next := recs[n-1].NS - tailOverlap.Nanoseconds()
+			if len(res) >= maxLimit {
+				// Loki cut the answer at the limit: resume at its last
+				// timestamp (the seen set drops what was sent), or a
+				// burst of more than maxLimit entries inside the overlap
+				// would be re-read from the same start forever.
+				next = recs[n-1].NS
+			}
+			t.from = max(t.from, next)
 		}
 		select {
 		case out <- recs:

@@ -97,26 +97,24 @@ func (c *Config) SecretEnvNames() []string {
 	return out
 }
 
-// Redactor removes secret values from text bound for last_error, logs,
-// lifecycle events and the wire.
-type Redactor struct{ secrets []string }
-
-// minSecretLen keeps very short values from redacting ordinary words.
-const minSecretLen = 4
-
-// NewRedactor collects the values of names (and of the quick-start
-// variables) through getenv. A value with several whitespace-separated
-// secrets contributes each of them as well.
-func NewRedactor(getenv func(string) string, names ...string) *Redactor {
-	r := &Redactor{}
+// SecretValues lists every form in which the values of the variables
+// names may appear in an error text, longest first, for the notifier to
+// register with the host connection (pluginkit.Peer.AddSecret), which then
+// scrubs them from logs, error messages and last_error. The value itself,
+// trimmed, and each whitespace-separated part (a rotation keeps old and new
+// secrets side by side); for a URL, also its re-encoded and redacted forms
+// and the parts of it that look like tokens. Values too short to be
+// secrets are left to pluginkit, which ignores them.
+func SecretValues(getenv func(string) string, names ...string) []string {
+	var out []string
 	seen := map[string]bool{}
 	add := func(v string) {
-		if len(v) >= minSecretLen && !seen[v] {
+		if v != "" && !seen[v] {
 			seen[v] = true
-			r.secrets = append(r.secrets, v)
+			out = append(out, v)
 		}
 	}
-	for _, n := range append(names, EnvWebhookURL, EnvSecret) {
+	for _, n := range names {
 		if n == "" {
 			continue
 		}
@@ -139,9 +137,11 @@ func NewRedactor(getenv func(string) string, names ...string) *Redactor {
 			}
 		}
 	}
-	// Longest first, so a secret containing another is replaced whole.
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
-	return r
+	// Longest first: pluginkit replaces secrets in the order they were
+	// registered, so a secret that contains another must come first to be
+	// replaced whole.
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
 
 // urlParts are the pieces of a URL that may carry a token: the path and
@@ -164,20 +164,4 @@ func urlParts(u *url.URL) []string {
 // would leak it.
 func secretLooking(s string) bool {
 	return len(s) >= 10 && strings.ContainsAny(s, "0123456789")
-}
-
-// MaxErrorLen bounds a redacted error text.
-const MaxErrorLen = 300
-
-// Redact replaces secrets with "<redacted>", collapses line breaks and
-// bounds the length.
-func (r *Redactor) Redact(s string) string {
-	for _, sec := range r.secrets {
-		s = strings.ReplaceAll(s, sec, "<redacted>")
-	}
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > MaxErrorLen {
-		s = s[:MaxErrorLen-3] + "..."
-	}
-	return s
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -53,31 +54,36 @@ func TestResolve(t *testing.T) {
 	}
 }
 
-func TestRedactor(t *testing.T) {
-	env := map[string]string{
-		"URL": "https://receiver.test/hook?token=tok-123", "SECRET": "old-key new-key", EnvWebhookURL: "http://quick.test/q/abcdef",
-		"SLACK": "https://hooks.slack.test/services/T0001/B0002/XXXXsecret42XXXX",
-		"SHORT": "abc",
-	}
-	cfg := &Config{Connectors: []Connector{{ID: "w", URLEnv: "URL", SigningSecretEnv: "SECRET", HeadersEnv: map[string]string{"X": "SHORT"}},
-		{ID: "s", Type: TypeSlack, WebhookURLEnv: "SLACK"}}}
-	r := NewRedactor(envOf(env), cfg.SecretEnvNames()...)
-	cases := []struct{ in, want string }{
-		{`Post "https://receiver.test/hook?token=tok-123": refused`, `Post "<redacted>": refused`},
-		{"body echoed old-key and new-key", "body echoed <redacted> and <redacted>"},
-		{"quick http://quick.test/q/abcdef failed", "quick <redacted> failed"},
-		{"slack said: no_service for XXXXsecret42XXXX under /services", "slack said: no_service for <redacted> under /services"},
-		{"abc is too short to count as a secret", "abc is too short to count as a secret"},
-		{"line one\nline two\r\n  three", "line one line two three"},
-		{"no route for /hook?token=tok-123 (hook)", "no route for <redacted> (hook)"},
-		{"echo: /q/abcdef", "echo: /q/abcdef"}, // no digit: an ordinary path word, not a token
+// TestSecretValues: every form a value can take in an error text is
+// listed, longest first (so pluginkit replaces a secret before any secret
+// inside it), and ordinary URL words are not.
+func TestSecretValues(t *testing.T) {
+	cases := []struct {
+		name, value string
+		want        []string
+	}{
+		{"plain", "s3cret-value", []string{"s3cret-value"}},
+		{"rotation keeps both keys", " old-key new-key\n", []string{" old-key new-key\n", "old-key new-key", "old-key", "new-key"}},
+		{"token in the query", "https://receiver.test/hook?token=tok-123",
+			[]string{"https://receiver.test/hook?token=tok-123", "/hook?token=tok-123", "token=tok-123"}},
+		{"token in the path", "https://hooks.slack.test/services/T0001/B0002/XXXXsecret42XXXX",
+			[]string{"https://hooks.slack.test/services/T0001/B0002/XXXXsecret42XXXX", "/services/T0001/B0002/XXXXsecret42XXXX", "XXXXsecret42XXXX"}},
+		{"password", "https://bot:pa55word-123@hooks.test/in",
+			[]string{"https://bot:pa55word-123@hooks.test/in", "https://bot:xxxxx@hooks.test/in", "pa55word-123"}},
+		{"no digit: ordinary path words", "http://quick.test/q/abcdef", []string{"http://quick.test/q/abcdef"}},
+		{"unset", "", nil},
 	}
 	for _, c := range cases {
-		if got := r.Redact(c.in); got != c.want {
-			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got := SecretValues(envOf(map[string]string{"V": c.value}), "V", "")
+			if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", c.want) {
+				t.Fatalf("SecretValues(%q)\n got %q\nwant %q", c.value, got, c.want)
+			}
+		})
 	}
-	if got := r.Redact(strings.Repeat("x", 1000)); len(got) != MaxErrorLen || !strings.HasSuffix(got, "...") {
-		t.Errorf("long text not bounded: %d bytes", len(got))
+	// Several variables make one list, longest first.
+	env := envOf(map[string]string{"A": "short-one", "B": "a-much-longer-secret-value", "C": "short-one"})
+	if got := fmt.Sprint(SecretValues(env, "A", "B", "C")); got != "[a-much-longer-secret-value short-one]" {
+		t.Fatalf("several variables: %s", got)
 	}
 }

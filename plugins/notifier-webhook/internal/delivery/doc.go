@@ -4,7 +4,8 @@
 // impossible as configured. It builds the signed request (Standard
 // Webhooks by default, GitHub or Stripe style on request), adds the
 // idempotency and tracing headers, reads at most a small part of the
-// response, and reports error text already redacted of secrets. It also
+// response, and reports error text only after passing it through the
+// caller's redaction function (it never quotes a request URL). It also
 // computes retry delays: exponential backoff with full jitter, or the
 // receiver's Retry-After, capped.
 //

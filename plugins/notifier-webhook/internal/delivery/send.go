@@ -31,7 +31,7 @@ func (o Outcome) String() string {
 	return [...]string{"delivered", "transient", "permanent", "misconfigured"}[o]
 }
 
-// Result is what one attempt produced. Err is redacted and bounded.
+// Result is what one attempt produced. Err has been through Send's redact.
 type Result struct {
 	Outcome    Outcome
 	StatusCode int
@@ -94,10 +94,14 @@ var (
 )
 
 // Send makes one attempt under ctx (which carries the attempt's deadline).
-func (s *Sender) Send(ctx context.Context, r Request, redact *config.Redactor) Result {
+// Every error text passes through redact before it reaches the Result: the
+// caller's scrubbing of secrets (and whatever else it wants of a stored
+// text), which this package cannot do alone, because a receiver may echo a
+// secret back in its response.
+func (s *Sender) Send(ctx context.Context, r Request, redact func(string) string) Result {
 	req, err := s.build(ctx, r)
 	if err != nil {
-		return Result{Outcome: Misconfigured, Err: redact.Redact(err.Error())}
+		return Result{Outcome: Misconfigured, Err: redact(err.Error())}
 	}
 	sensitive := r.Target.SigningSecret != "" || r.Target.BearerToken != "" || len(r.Target.Headers) > 0
 	client := &http.Client{Transport: s.transport, CheckRedirect: func(next *http.Request, via []*http.Request) error {
@@ -181,7 +185,7 @@ func sign(h http.Header, r Request, ts int64) error {
 	return nil
 }
 
-func classifyResponse(resp *http.Response, body []byte, now time.Time, redact *config.Redactor) Result {
+func classifyResponse(resp *http.Response, body []byte, now time.Time, redact func(string) string) Result {
 	code := resp.StatusCode
 	res := Result{StatusCode: code}
 	switch {
@@ -203,14 +207,14 @@ func classifyResponse(resp *http.Response, body []byte, now time.Time, redact *c
 	if snip := strings.TrimSpace(string(body[:min(len(body), snippetLen)])); snip != "" {
 		msg += ": " + snip
 	}
-	res.Err = redact.Redact(msg)
+	res.Err = redact(msg)
 	return res
 }
 
-func classifyError(ctx context.Context, err error, redact *config.Redactor) Result {
+func classifyError(ctx context.Context, err error, redact func(string) string) Result {
 	switch {
 	case errors.Is(err, errCrossHost), errors.Is(err, errTooManyHops), errors.Is(err, errRedirectProto):
-		return Result{Outcome: Permanent, Err: redact.Redact(errors.Unwrap(err).Error())}
+		return Result{Outcome: Permanent, Err: redact(errors.Unwrap(err).Error())}
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
 		return Result{Outcome: Transient, Err: "request timed out or was cancelled before a response"}
 	}
@@ -221,5 +225,5 @@ func classifyError(ctx context.Context, err error, redact *config.Redactor) Resu
 	if errors.As(err, &ue) {
 		msg = ue.Op + ": " + ue.Err.Error()
 	}
-	return Result{Outcome: Transient, Err: redact.Redact(msg)}
+	return Result{Outcome: Transient, Err: redact(msg)}
 }

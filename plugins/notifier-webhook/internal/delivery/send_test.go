@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/config"
 	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/webhooksig"
 )
@@ -60,7 +61,8 @@ func request(conn *config.Connector, tgt *config.Target) Request {
 	return Request{DeliveryID: "d-1", EventID: "e-1", Attempt: 3, Body: []byte(`{"schema":"x"}`), Connector: conn, Target: tgt}
 }
 
-var noSecrets = config.NewRedactor(func(string) string { return "" })
+// noSecrets is a redaction function with nothing to redact.
+func noSecrets(s string) string { return s }
 
 func TestClassifyStatus(t *testing.T) {
 	cases := []struct {
@@ -201,23 +203,43 @@ func TestRedirects(t *testing.T) {
 	}
 }
 
+// TestErrorsAreRedacted: every error text, a receiver's echo included,
+// goes through the caller's redaction function, and a request URL never
+// reaches one at all (it may be a credential the caller does not know of).
 func TestErrorsAreRedacted(t *testing.T) {
-	secretURL := "http://127.0.0.1:1/hooks/T0001/B0002/very-secret-token"
-	redact := config.NewRedactor(func(k string) string {
-		return map[string]string{"U": secretURL, "S": "signing-secret-value"}[k]
-	}, "U", "S")
-	conn := &config.Connector{ID: "c", Type: config.TypeWebhook, Signature: config.SignatureStandard}
-	res := NewSender("1", nil).Send(context.Background(), request(conn, target(t, secretURL)), redact)
-	if res.Outcome != Transient || strings.Contains(res.Err, "very-secret-token") || !strings.Contains(res.Err, "connection refused") {
-		t.Fatalf("network error %+v", res)
+	const applied = "redacted: "
+	redact := func(s string) string {
+		return applied + strings.ReplaceAll(s, "signing-secret-value", pluginkit.RedactedMarker)
 	}
 	echo := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(500)
-		io.WriteString(w, "you sent signing-secret-value\nand more")
+		io.WriteString(w, "you sent signing-secret-value and more")
 	})
-	res = NewSender("1", nil).Send(context.Background(), request(conn, target(t, echo.URL)), redact)
-	if strings.Contains(res.Err, "signing-secret-value") || strings.Contains(res.Err, "\n") || !strings.Contains(res.Err, "<redacted>") {
-		t.Fatalf("echoed secret not redacted: %q", res.Err)
+	conn := &config.Connector{ID: "c", Type: config.TypeWebhook, Signature: config.SignatureStandard, SigningSecretEnv: "S"}
+	badKey := target(t, echo.URL)
+	badKey.SigningSecret = "whsec_%%%"
+	cases := []struct {
+		name   string
+		target *config.Target
+		want   Outcome
+		says   string
+	}{
+		{"network error", target(t, "http://127.0.0.1:1/hooks/T0001/B0002/very-secret-token"), Transient, "connection refused"},
+		{"echoed secret", target(t, echo.URL), Transient, "you sent " + pluginkit.RedactedMarker},
+		{"bad signing secret", badKey, Misconfigured, "signing secret in S"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := NewSender("1", nil).Send(context.Background(), request(conn, c.target), redact)
+			if res.Outcome != c.want || !strings.HasPrefix(res.Err, applied) || !strings.Contains(res.Err, c.says) {
+				t.Fatalf("got %+v, want %v saying %q, through redact", res, c.want, c.says)
+			}
+			for _, secret := range []string{"very-secret-token", "signing-secret-value"} {
+				if strings.Contains(res.Err, secret) {
+					t.Fatalf("error text %q holds %q", res.Err, secret)
+				}
+			}
+		})
 	}
 }
 

@@ -15,4 +15,10 @@
 // match the plugin's own notification-delivery-* events unless a pattern
 // names them, and deliveries of such events report no lifecycle events of
 // their own.
+//
+// Secrets: the values of the variables a configuration names are
+// registered with the host connection (pluginkit.Peer.AddSecret) as the
+// notifier learns them, so pluginkit's one redaction, with its one marker,
+// covers its logs, errors and last_error as well as the delivery error
+// texts the notifier stores and reports (learnSecrets, errorText).
 package notifier

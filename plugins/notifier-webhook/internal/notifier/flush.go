@@ -3,6 +3,7 @@ package notifier
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,7 +72,7 @@ func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Conf
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	redact := config.NewRedactor(s.getenv, secretNames(cfg)...)
+	s.learnSecrets(secretNames(cfg)...)
 	perRow := make([]events, len(rows))
 	delivered := make([]bool, len(rows))
 	unstarted := make([]*store.Delivery, len(rows))
@@ -84,7 +85,7 @@ func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Conf
 			if cfg != nil {
 				conn = cfg.Connector(d.ConnectorID)
 			}
-			res, started := s.attempt(ctx, d, conn, redact)
+			res, started := s.attempt(ctx, d, conn)
 			if !started {
 				unstarted[i] = d
 				return
@@ -117,14 +118,14 @@ func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Conf
 
 // attempt makes one send. started is false when the budget ran out before
 // the connector had a free slot.
-func (s *Service) attempt(ctx context.Context, d *store.Delivery, conn *config.Connector, redact *config.Redactor) (delivery.Result, bool) {
+func (s *Service) attempt(ctx context.Context, d *store.Delivery, conn *config.Connector) (delivery.Result, bool) {
 	if conn == nil || !conn.IsEnabled() || conn.Type != d.ConnectorType {
 		return delivery.Result{Outcome: delivery.Misconfigured,
 			Err: "misconfigured: connector " + d.ConnectorID + " is no longer configured, enabled, or of type " + d.ConnectorType}, true
 	}
 	target, err := config.Resolve(conn, s.getenv)
 	if err != nil {
-		return delivery.Result{Outcome: delivery.Misconfigured, Err: redact.Redact(err.Error())}, true
+		return delivery.Result{Outcome: delivery.Misconfigured, Err: s.errorText(err.Error())}, true
 	}
 	sem := s.semaphore(d.ProjectRoot, conn)
 	select {
@@ -141,7 +142,7 @@ func (s *Service) attempt(ctx context.Context, d *store.Delivery, conn *config.C
 	return s.sender.Send(actx, delivery.Request{
 		DeliveryID: d.DeliveryID, EventID: d.EventID, Attempt: d.Attempts, Body: d.Payload,
 		Connector: conn, Target: target,
-	}, redact), true
+	}, s.errorText), true
 }
 
 // record writes an attempt's outcome and returns its lifecycle events. The
@@ -194,6 +195,43 @@ func secretNames(cfg *config.Config) []string {
 		return nil
 	}
 	return cfg.SecretEnvNames()
+}
+
+// MaxErrorLen bounds the error text of a delivery (last_error in the
+// outbox, lifecycle events, dead letters and health).
+const MaxErrorLen = 300
+
+// learnSecrets registers with the host connection the values of the
+// variables names, in every form config.SecretValues knows they may take.
+// From then on pluginkit replaces them with pluginkit.RedactedMarker in
+// logs, error messages, last_error and errorText. The notifier calls it as
+// it learns which variables hold secrets: the quick-start ones at Init, a
+// connector's before its deliveries are sent. Registering a value twice is
+// harmless, and one never leaves the registry: a text about an old secret
+// stays scrubbed after a rotation.
+func (s *Service) learnSecrets(names ...string) {
+	if s.peer == nil {
+		return // Init ran without a host connection (a test calling it directly)
+	}
+	for _, v := range config.SecretValues(s.getenv, names...) {
+		s.peer.AddSecret(v)
+	}
+}
+
+// errorText is the form of a delivery's error text that the notifier
+// stores and reports: registered secrets replaced, line breaks collapsed
+// (it becomes one log attribute, one table cell in the deadletters
+// command) and at most MaxErrorLen bytes. The delivery package gets it as
+// its redaction function.
+func (s *Service) errorText(text string) string {
+	if s.peer != nil {
+		text = s.peer.Redact(text)
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	if len(text) > MaxErrorLen {
+		text = text[:MaxErrorLen-3] + "..."
+	}
+	return text
 }
 
 // maybePrune deletes old sent rows at most once per pruneEvery.

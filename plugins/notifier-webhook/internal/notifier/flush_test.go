@@ -3,12 +3,15 @@ package notifier
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/config"
 )
 
 func TestRetryThenDeliverOnce(t *testing.T) {
@@ -197,5 +200,74 @@ func TestFlushBoundsAndReleases(t *testing.T) {
 	}
 	if len(seen) != 6 {
 		t.Fatalf("delivered %d distinct rows, want 6", len(seen))
+	}
+}
+
+// TestErrorText: once the notifier has learnt a configuration's variables,
+// their values in every form are replaced by pluginkit's marker, and the
+// text is made one bounded line.
+func TestErrorText(t *testing.T) {
+	h := newHarness(t, harnessOpts{env: map[string]string{
+		"URL": "https://receiver.test/hook?token=tok-123", "SECRET": "old-key new-key", config.EnvWebhookURL: "http://quick.test/q/abcdef",
+		"SLACK": "https://hooks.slack.test/services/T0001/B0002/XXXXsecret42XXXX",
+		"SHORT": "abc",
+	}})
+	cfg := &config.Config{Connectors: []config.Connector{{ID: "w", URLEnv: "URL", SigningSecretEnv: "SECRET", HeadersEnv: map[string]string{"X": "SHORT"}},
+		{ID: "s", Type: config.TypeSlack, WebhookURLEnv: "SLACK"}}}
+	h.svc.learnSecrets(cfg.SecretEnvNames()...)
+	const R = pluginkit.RedactedMarker
+	cases := []struct{ in, want string }{
+		{`Post "https://receiver.test/hook?token=tok-123": refused`, `Post "` + R + `": refused`},
+		{"body echoed old-key and new-key", "body echoed " + R + " and " + R},
+		{"quick http://quick.test/q/abcdef failed", "quick " + R + " failed"}, // learnt at Init
+		{"slack said: no_service for XXXXsecret42XXXX under /services", "slack said: no_service for " + R + " under /services"},
+		{"abc is too short to count as a secret", "abc is too short to count as a secret"},
+		{"line one\nline two\r\n  three", "line one line two three"},
+		{"no route for /hook?token=tok-123 (hook)", "no route for " + R + " (hook)"},
+		{"echo: /q/abcdef", "echo: /q/abcdef"}, // no digit: an ordinary path word, not a token
+		{strings.Repeat("x", 1000), strings.Repeat("x", MaxErrorLen-3) + "..."},
+	}
+	for _, c := range cases {
+		if got := h.svc.errorText(c.in); got != c.want {
+			t.Errorf("errorText(%.40q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestEchoedSecretsNeverSurface: a receiver that echoes the hook's token
+// and the signing secret back, over several lines, leaves neither in the
+// lifecycle events, the dead letters or health.
+func TestEchoedSecretsNeverSurface(t *testing.T) {
+	const signing = "whsec_c2VjcmV0LWtleS1ieXRlcw=="
+	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, "bad request to %s\nsigned with %s", r.URL.RequestURI(), signing)
+	}))
+	t.Cleanup(rc.Close)
+	hook := rc.URL + "/hook/tok-1234567890"
+	h := newHarness(t, harnessOpts{config: webhookConfig(""), env: map[string]string{"OPS_URL": hook, "OPS_SECRET": signing}})
+	res := h.notify(h.event("evt-1", "workflow_completed", `{}`))
+	dead, err := h.svc.DeadLetters(context.Background(), DeadLettersParams{Limit: 10})
+	if err != nil || len(dead.DeadLetters) != 1 {
+		t.Fatalf("dead letters %+v %v", dead, err)
+	}
+	texts := []string{dead.DeadLetters[0].LastError, h.svc.Health(context.Background()).LastError}
+	for _, ev := range res.LifecycleEvents {
+		if s, ok := ev.Data["last_error"].(string); ok {
+			texts = append(texts, s)
+		}
+	}
+	if len(texts) != 4 { // dead letter, health, failed, dead-lettered
+		t.Fatalf("texts %q from %+v", texts, res)
+	}
+	for _, text := range texts {
+		if !strings.Contains(text, "bad request to "+pluginkit.RedactedMarker+" signed with "+pluginkit.RedactedMarker) {
+			t.Errorf("text %q is not the redacted echo", text)
+		}
+		for _, secret := range []string{"tok-1234567890", signing, "\n"} {
+			if strings.Contains(text, secret) {
+				t.Errorf("text %q holds %q", text, secret)
+			}
+		}
 	}
 }

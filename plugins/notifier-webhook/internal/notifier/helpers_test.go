@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/pluginkittest"
 )
 
 type fakeClock struct {
@@ -130,13 +131,22 @@ func newHarness(t *testing.T, o harnessOpts) *harness {
 		Random: func() float64 { return 0.5 }, Alive: func(int) bool { return false },
 		SyncBudget: o.syncBudget, FlushBudget: o.flushBudget,
 	})
-	binding, _ := json.Marshal(map[string]string{"project_root": project})
-	params := pluginkit.InitializeParams{ProtocolVersion: "1.1.0", InitExtensions: map[string]json.RawMessage{"project_binding": binding}}
-	if err := h.svc.Init(context.Background(), nil, params); err != nil {
-		t.Fatal(err)
-	}
+	initialize(t, h.svc, project)
 	t.Cleanup(func() { h.svc.Close(context.Background()) })
 	return h
+}
+
+// initialize runs svc.Init as the host does, through pluginkittest, so the
+// Service holds a real Peer: the secrets it registers are scrubbed as in
+// production. Tests then call svc's handlers directly; the connection
+// stays open until the test ends, when Start's cleanup checks that the
+// plugin stops.
+func initialize(t *testing.T, svc *Service, project string) {
+	t.Helper()
+	h := pluginkittest.Start(t, pluginkit.Plugin{Name: "animus-notifier-webhook", Kind: "notifier", Init: svc.Init})
+	if _, err := h.Initialize(map[string]any{"project_binding": map[string]string{"project_root": project}}); err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
 }
 
 func (h *harness) writeConfig(section string) {

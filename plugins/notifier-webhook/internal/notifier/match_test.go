@@ -120,3 +120,32 @@ func TestLifecycleDeliveriesAreQuiet(t *testing.T) {
 		t.Fatalf("loop guard: %+v, %d requests", res, len(rc.requests()))
 	}
 }
+
+// TestBodyBytes: the bodies are serde_json's bytes, compact and with "<",
+// ">" and "&" as sent (Go's default would write \u003c), so they match the
+// reference plugin's and what receivers verify signatures over.
+func TestBodyBytes(t *testing.T) {
+	root := "/srv/a&b"
+	ev := &Event{ID: "e<1>", Seq: 2, Timestamp: "2026-05-31T00:00:00+00:00", EventType: "task<done>", ProjectRoot: &root,
+		Data: json.RawMessage(`{ "html" : "<b>&amp;</b>" }`)}
+	sub := &config.Subscription{ID: "s&1"}
+	cases := []struct {
+		name string
+		conn config.Connector
+		want string
+	}{
+		{"webhook", config.Connector{ID: "c>1", Type: config.TypeWebhook},
+			`{"schema":"animus.daemon.notification-delivery.v1","delivery_id":"d","connector_id":"c>1","subscription_id":"s&1",` +
+				`"event":{"id":"e<1>","seq":2,"timestamp":"2026-05-31T00:00:00+00:00","event_type":"task<done>","project_root":"/srv/a&b","data":{"html":"<b>&amp;</b>"}}}`},
+		{"slack", config.Connector{ID: "c", Type: config.TypeSlack, Channel: "#a&b"},
+			`{"text":"Animus daemon event 'task<done>' (delivery: d, event: e<1>)","channel":"#a&b"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := body(&c.conn, sub, ev, "d")
+			if err != nil || string(got) != c.want {
+				t.Fatalf("body\n got %s %v\nwant %s", got, err, c.want)
+			}
+		})
+	}
+}

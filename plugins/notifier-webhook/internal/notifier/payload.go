@@ -1,7 +1,6 @@
 package notifier
 
 import (
-	"bytes"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/config"
 	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/store"
 )
@@ -82,13 +82,10 @@ func body(conn *config.Connector, sub *config.Subscription, ev *Event, deliveryI
 				ProjectRoot: ev.ProjectRoot, Data: ev.Data},
 		}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	// serde_json's rendering: a receiver comparing with the reference
+	// plugin's bodies (or verifying a signature over them) sees "<", not
+	// "\u003c".
+	return rustjson.Marshal(v)
 }
 
 // BuildDeliveries turns an event into the outbox rows cfg routes it to.

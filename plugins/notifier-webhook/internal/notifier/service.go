@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -57,6 +56,10 @@ type Service struct {
 	syncBudget  time.Duration
 	flushBudget time.Duration
 	log         *slog.Logger
+	// peer is the host connection from Init: the registry of the secrets
+	// the notifier reads (see learnSecrets) and their scrubber. Nil until
+	// then, and in tests that call Init directly.
+	peer *pluginkit.Peer
 
 	store       *store.Store
 	bindingRoot string
@@ -123,27 +126,27 @@ func (s *Service) Register(mux *pluginkit.Mux) {
 }
 
 // DBPath is where the outbox of projectRoot lives: ANIMUS_NOTIFIER_DB_PATH
-// or <project>/.animus/notifier.sqlite.
+// (a relative value taken from the project root) or
+// <project>/.animus/notifier.sqlite.
 func DBPath(getenv func(string) string, projectRoot string) string {
-	if p := getenv(config.EnvDBPath); p != "" {
-		return p
-	}
-	return filepath.Join(projectRoot, ".animus", "notifier.sqlite")
+	return pluginkit.ProjectPath(projectRoot, getenv(config.EnvDBPath), DefaultDBFile)
 }
+
+// DefaultDBFile is where the outbox lives inside the project.
+const DefaultDBFile = ".animus/notifier.sqlite"
 
 // Init opens the outbox of the bound project (the working directory when
 // the host sends no project_binding) and recovers claims a dead process
 // left behind.
 func (s *Service) Init(ctx context.Context, peer *pluginkit.Peer, params pluginkit.InitializeParams) error {
 	if peer != nil {
-		s.log = peer.Logger()
+		s.log, s.peer = peer.Logger(), peer
 	}
-	root := ""
-	if b, ok := params.ProjectBinding(); ok {
-		root = b.ProjectRoot
-	} else if wd, err := os.Getwd(); err == nil {
-		root = wd
-	}
+	// The quick-start variables are secrets whatever the configuration
+	// says; pluginkit already knows their raw values (they are Sensitive),
+	// not the forms a URL takes in an error.
+	s.learnSecrets(config.EnvWebhookURL, config.EnvSecret)
+	root := params.ProjectRoot()
 	st, err := store.Open(ctx, store.Options{Path: DBPath(s.getenv, root), Now: s.now})
 	if err != nil {
 		return pluginkit.Unavailable("cannot open the notifier outbox database").Wrap(err)

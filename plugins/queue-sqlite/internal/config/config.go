@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -87,14 +86,8 @@ func nonNegative(getenv func(string) string, name string) (int64, bool, error) {
 }
 
 // ResolveDB is the database file for a project root: the configured path
-// (relative ones resolved against the root) or the default under .animus.
+// (relative ones resolved against the root) or the default under .animus,
+// by the one rule every plugin shares.
 func (c Config) ResolveDB(projectRoot string) string {
-	p := c.DBPath
-	if p == "" {
-		p = DefaultRelPath
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(projectRoot, p)
-	}
-	return filepath.Clean(p)
+	return pluginkit.ProjectPath(projectRoot, c.DBPath, DefaultRelPath)
 }

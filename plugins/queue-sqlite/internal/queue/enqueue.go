@@ -2,12 +2,12 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/wire"
 )
@@ -18,13 +18,9 @@ const auditPruneBatch = 64
 // enqueue appends a dispatch at the tail (queue.md §3.4). Like the 0.3.2
 // references it never dedupes: a subject that already has live entries
 // gets another one, and the answer carries a warning.
-func (s *Service) enqueue(ctx context.Context, raw json.RawMessage) (wire.EnqueueResponse, error) {
+func (s *Service) enqueue(ctx context.Context, req wire.EnqueueRequest) (wire.EnqueueResponse, error) {
 	const method = "queue/enqueue"
 	var resp wire.EnqueueResponse
-	req, err := decodeParams(method, raw, wire.DecodeEnqueue)
-	if err != nil {
-		return resp, err
-	}
 	st, err := s.open(ctx)
 	if err != nil {
 		return resp, err
@@ -40,7 +36,7 @@ func (s *Service) enqueue(ctx context.Context, raw json.RawMessage) (wire.Enqueu
 		// The clock is read under the lock, so enqueued_at follows the
 		// queue order even when processes wait for each other.
 		now := s.now()
-		e.EnqueuedAt = wire.Timestamp(now)
+		e.EnqueuedAt = rustjson.Time(now)
 		if err := s.sweep(ctx, tx, now, method); err != nil {
 			return err
 		}
@@ -95,7 +91,7 @@ func newEntry(id string, req wire.EnqueueRequest, dispatch []byte) *store.Entry 
 		e.ExpireAfterSecs = &secs
 	}
 	if req.RunAt != nil {
-		if at, err := wire.ParseTime(*req.RunAt); err == nil {
+		if at, err := rustjson.ParseTime(*req.RunAt); err == nil {
 			ns := unixNS(at)
 			e.RunAtNS = &ns
 			if req.ExpireAfterSecs != nil {
@@ -109,7 +105,7 @@ func newEntry(id string, req wire.EnqueueRequest, dispatch []byte) *store.Entry 
 // sweep drops expired deferred entries; enqueue, lease and next_deadline
 // call it first, list and stats never do (queue.md §3.5.4).
 func (s *Service) sweep(ctx context.Context, tx *store.Tx, now time.Time, method string) error {
-	n, err := tx.SweepExpired(ctx, unixNS(now), wire.Timestamp(now), method)
+	n, err := tx.SweepExpired(ctx, unixNS(now), rustjson.Time(now), method)
 	if n > 0 {
 		logger(ctx).Info("expired deferred entries", "count", n)
 	}
@@ -120,7 +116,7 @@ func (s *Service) sweep(ctx context.Context, tx *store.Tx, now time.Time, method
 // enqueue.
 func record(ctx context.Context, tx *store.Tx, e *store.Entry, method, from, to string, reason *string, now time.Time) error {
 	a := store.Audit{
-		EntryID: e.ID, SubjectKey: e.SubjectKey, At: wire.Timestamp(now), AtNS: unixNS(now),
+		EntryID: e.ID, SubjectKey: e.SubjectKey, At: rustjson.Time(now), AtNS: unixNS(now),
 		Method: method, To: to, WorkflowID: e.WorkflowID, Reason: reason,
 	}
 	if from != "" {

@@ -21,7 +21,7 @@ func TestEnqueueAndListWireShape(t *testing.T) {
 	f.want("queue/enqueue", `{"subject_dispatch":{"workflow_ref":"w","subject":{"kind":"linear.issue","id":"ENG-7","title":"Fix"},`+
 		`"vars":{"z":"1","a":"2"},"x":1,"trigger_source":"t","requested_at":"2026-06-14T13:00:00.5+01:00"},"run_at":"garbage","expire_after_secs":18446744073709551615}`,
 		`{"enqueued":true,"entry_id":"id-2","subject_id":"linear.issue::ENG-7"}`)
-	got := f.ok("queue/list", `{"status":["pending"],"offset":1}`)
+	got := string(f.h.OK(t, "queue/list", `{"status":["pending"],"offset":1}`, nil))
 	want := `{"entries":[{"enqueued_at":"2026-06-14T12:00:00.123456789+00:00","entry_id":"id-2","expire_after_secs":18446744073709551615,` +
 		`"run_at":"garbage","status":"pending","subject_dispatch":{"requested_at":"2026-06-14T12:00:00.500Z",` +
 		`"subject":{"id":"ENG-7","kind":"linear.issue","title":"Fix"},"trigger_source":"t","vars":{"a":"2","z":"1"},"workflow_ref":"w"},` +
@@ -35,8 +35,8 @@ func TestEnqueueNeverDedupes(t *testing.T) {
 	f := newFixture(t, config.Config{})
 	f.want("queue/enqueue", dispatch7, `{"enqueued":true,"entry_id":"id-1","subject_id":"TASK-7"}`)
 	f.want("queue/enqueue", dispatch7, `{"enqueued":true,"entry_id":"id-2","subject_id":"TASK-7","warning":"subject TASK-7 already has 1 queued entry; duplicate enqueued"}`)
-	f.ok("queue/hold", `{"entry_id":"id-1"}`)
-	f.ok("queue/lease", `{"max":1}`) // assigns id-2 (minted workflow id-3)
+	f.h.OK(t, "queue/hold", `{"entry_id":"id-1"}`, nil)
+	f.h.OK(t, "queue/lease", `{"max":1}`, nil) // assigns id-2 (minted workflow id-3)
 	// Held and assigned entries count as live.
 	f.want("queue/enqueue", dispatch7, `{"enqueued":true,"entry_id":"id-4","subject_id":"TASK-7","warning":"subject TASK-7 already has 2 queued entries; duplicate enqueued"}`)
 	f.enqueue("TASK-8", "")
@@ -48,7 +48,7 @@ func TestEnqueueNeverDedupes(t *testing.T) {
 func TestEnqueueInvalidParams(t *testing.T) {
 	f := newFixture(t, config.Config{})
 	f.wantErr("queue/enqueue", "", -32602, "missing params for queue/enqueue", nil)
-	f.wantErr("queue/enqueue", `{}`, -32602, "invalid queue/enqueue params: missing field `subject_dispatch`", map[string]any{"category": nil})
+	f.wantErr("queue/enqueue", `{}`, -32602, "invalid queue/enqueue params: missing field `subject_dispatch`", map[string]any{"category": "invalid_request"})
 	f.wantErr("queue/enqueue", `{"subject_dispatch":{"requested_at":"2026-06-14T11:00:00Z","subject":{"Task":{"id":"T"}},"trigger_source":"t","workflow_ref":"w","vars":{"n":1}}}`,
 		-32602, "invalid type for `vars.n`", nil)
 	if got := f.states(); got != "" {
@@ -66,7 +66,7 @@ func TestDeferredAndExpiry(t *testing.T) {
 	soon := f.enqueue("SOON", `,"run_at":"`+ts(30*time.Minute)+`","expire_after_secs":0`)
 	forever := f.enqueue("FOREVER", `,"run_at":"`+ts(-1000*time.Hour)+`","expire_after_secs":18446744073709551615`)
 	f.enqueue("HELD", `,"run_at":"`+ts(10*time.Minute)+`"`)
-	f.ok("queue/hold", `{"entry_id":"id-5"}`)
+	f.h.OK(t, "queue/hold", `{"entry_id":"id-5"}`, nil)
 	f.want("queue/stats", "", `{"assigned":0,"deferred":2,"held":1,"pending":4,"total":5}`)
 	f.want("queue/next_deadline", `{}`, `{"next_run_at":"2026-06-14T12:30:00.123456789+00:00"}`)
 
@@ -83,7 +83,7 @@ func TestDeferredAndExpiry(t *testing.T) {
 	if got := f.states(); !strings.Contains(got, later+":pending") {
 		t.Errorf("list swept: %s", got)
 	}
-	out := f.ok("queue/lease", `{"max":10}`)
+	out := string(f.h.OK(t, "queue/lease", `{"max":10}`, nil))
 	for _, id := range []string{due, forever} {
 		if !strings.Contains(out, `"entry_id":"`+id+`"`) {
 			t.Errorf("lease did not return %s: %s", id, out)

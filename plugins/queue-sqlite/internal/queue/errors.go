@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
@@ -20,29 +19,6 @@ const (
 	CodeEntryNotAssigned     = -32208
 	completionStorageFailure = pluginkit.CodeInvalidParams // the reference maps every completion failure to -32602
 )
-
-func errMissingParams(method string) error {
-	return pluginkit.InvalidParams("missing params for %s", method)
-}
-
-func errInvalidParams(method string, err error) error {
-	return pluginkit.InvalidParams("invalid %s params: %s", method, err)
-}
-
-// decodeParams is the start every handler with required params shares:
-// absent params get the reference's "missing params for <method>", and a
-// decode failure its "invalid <method> params: <reason>" (both -32602).
-func decodeParams[T any](method string, raw json.RawMessage, decode func(json.RawMessage) (T, error)) (T, error) {
-	var zero T
-	if raw == nil {
-		return zero, errMissingParams(method)
-	}
-	v, err := decode(raw)
-	if err != nil {
-		return zero, errInvalidParams(method, err)
-	}
-	return v, nil
-}
 
 func errUnbound() error {
 	return pluginkit.Errorf(pluginkit.CategoryInvalidRequest,

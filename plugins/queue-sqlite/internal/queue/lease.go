@@ -2,9 +2,9 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/wire"
 )
@@ -17,13 +17,9 @@ const leaseExpiredReason = "lease expired (ANIMUS_QUEUE_LEASE_TTL_SECS)"
 // excluded subjects (and every subject already leased in this batch), and
 // assign up to max. Another process's lease waits on the write lock and
 // then sees these entries assigned, so no entry is leased twice.
-func (s *Service) lease(ctx context.Context, raw json.RawMessage) (wire.LeaseResponse, error) {
+func (s *Service) lease(ctx context.Context, req wire.LeaseRequest) (wire.LeaseResponse, error) {
 	const method = "queue/lease"
 	resp := wire.LeaseResponse{Leased: []wire.Entry{}}
-	req, err := decodeParams(method, raw, wire.DecodeLease)
-	if err != nil {
-		return resp, err
-	}
 	if req.WorkflowIDs != nil && uint64(len(req.WorkflowIDs)) != req.Max {
 		return resp, errWorkflowIDCount(len(req.WorkflowIDs), req.Max)
 	}
@@ -96,7 +92,7 @@ func (s *Service) lease(ctx context.Context, raw json.RawMessage) (wire.LeaseRes
 
 // assign turns e into an assigned entry owned by workflow wf.
 func (s *Service) assign(e *store.Entry, wf string, now time.Time) {
-	at := wire.Timestamp(now)
+	at := rustjson.Time(now)
 	e.State, e.WorkflowID, e.AssignedAt, e.HeldAt = wire.StatusAssigned, &wf, &at, nil
 	e.LeaseExpiresNS = nil
 	if s.cfg.LeaseTTL > 0 {
@@ -107,13 +103,8 @@ func (s *Service) assign(e *store.Entry, wf string, now time.Time) {
 
 // markAssigned assigns one pending entry by id, ignoring deferral and
 // exclusion (tests and compatibility; the daemon never calls it).
-func (s *Service) markAssigned(ctx context.Context, raw json.RawMessage) (wire.MutationResponse, error) {
+func (s *Service) markAssigned(ctx context.Context, req wire.MarkAssignedRequest) (wire.MutationResponse, error) {
 	const method = "queue/mark_assigned"
-	var resp wire.MutationResponse
-	req, err := decodeParams(method, raw, wire.DecodeMarkAssigned)
-	if err != nil {
-		return resp, err
-	}
 	return s.mutate(ctx, method, req.EntryID, func(tx *store.Tx, e *store.Entry, now time.Time) (wire.MutationResponse, error) {
 		switch e.State {
 		case wire.StatusAssigned:
@@ -140,14 +131,9 @@ func (s *Service) markAssigned(ctx context.Context, raw json.RawMessage) (wire.M
 
 // releasePending hands an assigned entry back (assigned → pending) at its
 // old position, so the next lease finds it at or near the head.
-func (s *Service) releasePending(ctx context.Context, raw json.RawMessage) (wire.ReleasePendingResponse, error) {
+func (s *Service) releasePending(ctx context.Context, req wire.ReleasePendingRequest) (wire.ReleasePendingResponse, error) {
 	const method = "queue/release_pending"
-	var resp wire.ReleasePendingResponse
-	req, err := decodeParams(method, raw, wire.DecodeReleasePending)
-	if err != nil {
-		return resp, err
-	}
-	err = s.update(ctx, func(tx *store.Tx) error {
+	err := s.update(ctx, func(tx *store.Tx) error {
 		now := s.now()
 		e, err := tx.Get(ctx, req.EntryID)
 		switch {
@@ -167,7 +153,7 @@ func (s *Service) releasePending(ctx context.Context, raw json.RawMessage) (wire
 		return record(ctx, tx, e, method, wire.StatusAssigned, wire.StatusPending, &req.Reason, now)
 	})
 	if err != nil {
-		return resp, s.storageError(ctx, method, err)
+		return wire.ReleasePendingResponse{}, s.storageError(ctx, method, err)
 	}
 	return wire.ReleasePendingResponse{EntryID: req.EntryID, Status: wire.StatusPending}, nil
 }
@@ -176,17 +162,12 @@ func (s *Service) releasePending(ctx context.Context, raw json.RawMessage) (wire
 // a missing entry, one that is not assigned, another workflow_ref, or
 // another workflow_id — answers not_found and deletes nothing: a stale
 // frame must never remove queued work (queue.md §3.4).
-func (s *Service) completion(ctx context.Context, raw json.RawMessage) (wire.MutationResponse, error) {
+func (s *Service) completion(ctx context.Context, req wire.CompletionRequest) (wire.MutationResponse, error) {
 	const method = "queue/completion"
-	var resp wire.MutationResponse
-	req, err := decodeParams(method, raw, wire.DecodeCompletion)
-	if err != nil {
-		return resp, err
-	}
 	switch req.Status {
 	case wire.CompletionCompleted, wire.CompletionFailed, wire.CompletionCancelled:
 	default:
-		return resp, errCompletionStatus(req.Status)
+		return wire.MutationResponse{}, errCompletionStatus(req.Status)
 	}
 	return s.mutate(ctx, method, req.EntryID, func(tx *store.Tx, e *store.Entry, now time.Time) (wire.MutationResponse, error) {
 		notFound := wire.MutationResponse{NotFound: true}

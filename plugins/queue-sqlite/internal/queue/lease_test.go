@@ -10,7 +10,7 @@ import (
 )
 
 // leased returns "entry_id/workflow_id" of a lease result.
-func leased(t *testing.T, out string) string {
+func leased(t *testing.T, out json.RawMessage) string {
 	t.Helper()
 	var r struct {
 		Leased []struct {
@@ -19,7 +19,7 @@ func leased(t *testing.T, out string) string {
 			Status     string `json:"status"`
 		} `json:"leased"`
 	}
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
+	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatal(err)
 	}
 	var parts []string
@@ -51,7 +51,7 @@ func TestLeaseSelection(t *testing.T) {
 		{`{"max":5,"workflow_ids":null}`, ""},
 	}
 	for _, tt := range tests {
-		if got := leased(t, f.ok("queue/lease", tt.params)); got != tt.want {
+		if got := leased(t, f.h.OK(t, "queue/lease", tt.params, nil)); got != tt.want {
 			t.Errorf("lease %s = %q, want %q", tt.params, got, tt.want)
 		}
 	}
@@ -100,15 +100,15 @@ func TestLeaseTTLReclaim(t *testing.T) {
 		f := newFixture(t, config.Config{LeaseTTL: ttl})
 		f.enqueue("TASK-1", "")
 		f.enqueue("TASK-2", "")
-		if got := leased(t, f.ok("queue/lease", `{"max":1,"workflow_ids":["first"]}`)); got != "id-1/first" {
+		if got := leased(t, f.h.OK(t, "queue/lease", `{"max":1,"workflow_ids":["first"]}`, nil)); got != "id-1/first" {
 			t.Fatalf("first lease %s", got)
 		}
 		f.now = f.now.Add(11 * time.Second)
-		got := leased(t, f.ok("queue/lease", `{"max":1,"workflow_ids":["second"],"exclude_subjects":["TASK-1"]}`))
+		got := leased(t, f.h.OK(t, "queue/lease", `{"max":1,"workflow_ids":["second"],"exclude_subjects":["TASK-1"]}`, nil))
 		if got != "id-2/second" {
 			t.Errorf("ttl %v: excluded subject reclaimed: %s", ttl, got)
 		}
-		got = leased(t, f.ok("queue/lease", `{"max":1,"workflow_ids":["third"]}`))
+		got = leased(t, f.h.OK(t, "queue/lease", `{"max":1,"workflow_ids":["third"]}`, nil))
 		want := ""
 		if ttl > 0 {
 			want = "id-1/third"

@@ -2,9 +2,9 @@ package queue
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/wire"
 )
@@ -35,26 +35,10 @@ func (s *Service) mutate(ctx context.Context, method, id string,
 	return resp, nil
 }
 
-// decodeEntry reads {entry_id, reason?} for hold, release and drop.
-func decodeEntry(method, what string, raw json.RawMessage) (wire.EntryRequest, error) {
-	if raw == nil {
-		return wire.EntryRequest{}, errMissingParams(method)
-	}
-	req, err := wire.DecodeEntry(raw, what)
-	if err != nil {
-		return req, errInvalidParams(method, err)
-	}
-	return req, nil
-}
-
 // hold parks a pending (or deferred) entry: pending → held. The reason,
 // which the references ignore, is kept in the audit trail.
-func (s *Service) hold(ctx context.Context, raw json.RawMessage) (wire.MutationResponse, error) {
+func (s *Service) hold(ctx context.Context, req wire.HoldRequest) (wire.MutationResponse, error) {
 	const method = "queue/hold"
-	req, err := decodeEntry(method, "QueueHoldRequest", raw)
-	if err != nil {
-		return wire.MutationResponse{}, err
-	}
 	return s.mutate(ctx, method, req.EntryID, func(tx *store.Tx, e *store.Entry, now time.Time) (wire.MutationResponse, error) {
 		switch e.State {
 		case wire.StatusHeld:
@@ -62,7 +46,7 @@ func (s *Service) hold(ctx context.Context, raw json.RawMessage) (wire.MutationR
 		case wire.StatusAssigned:
 			return wire.MutationResponse{}, errNotPending(e.ID, e.State)
 		}
-		at := wire.Timestamp(now)
+		at := rustjson.Time(now)
 		e.State, e.HeldAt = wire.StatusHeld, &at
 		if err := tx.Save(ctx, e); err != nil {
 			return wire.MutationResponse{}, err
@@ -72,12 +56,8 @@ func (s *Service) hold(ctx context.Context, raw json.RawMessage) (wire.MutationR
 }
 
 // release un-parks a held entry at its old position: held → pending.
-func (s *Service) release(ctx context.Context, raw json.RawMessage) (wire.MutationResponse, error) {
+func (s *Service) release(ctx context.Context, req wire.ReleaseRequest) (wire.MutationResponse, error) {
 	const method = "queue/release"
-	req, err := decodeEntry(method, "QueueReleaseRequest", raw)
-	if err != nil {
-		return wire.MutationResponse{}, err
-	}
 	return s.mutate(ctx, method, req.EntryID, func(tx *store.Tx, e *store.Entry, now time.Time) (wire.MutationResponse, error) {
 		switch e.State {
 		case wire.StatusPending:
@@ -94,12 +74,8 @@ func (s *Service) release(ctx context.Context, raw json.RawMessage) (wire.Mutati
 }
 
 // drop removes a live entry whatever its status, assigned included.
-func (s *Service) drop(ctx context.Context, raw json.RawMessage) (wire.MutationResponse, error) {
+func (s *Service) drop(ctx context.Context, req wire.DropRequest) (wire.MutationResponse, error) {
 	const method = "queue/drop"
-	req, err := decodeEntry(method, "QueueDropRequest", raw)
-	if err != nil {
-		return wire.MutationResponse{}, err
-	}
 	return s.mutate(ctx, method, req.EntryID, func(tx *store.Tx, e *store.Entry, now time.Time) (wire.MutationResponse, error) {
 		if err := tx.Delete(ctx, e.ID); err != nil {
 			return wire.MutationResponse{}, err
@@ -112,15 +88,11 @@ func (s *Service) drop(ctx context.Context, raw json.RawMessage) (wire.MutationR
 // rest keep their relative order behind them. Unknown and repeated ids are
 // ignored (first occurrence wins). reordered_count is the number of
 // positions whose occupant changed; 0 writes nothing.
-func (s *Service) reorder(ctx context.Context, raw json.RawMessage) (wire.ReorderResponse, error) {
+func (s *Service) reorder(ctx context.Context, req wire.ReorderRequest) (wire.ReorderResponse, error) {
 	const method = "queue/reorder"
 	var resp wire.ReorderResponse
-	ids, err := decodeParams(method, raw, wire.DecodeReorder)
-	if err != nil {
-		return resp, err
-	}
-	err = s.update(ctx, func(tx *store.Tx) error {
-		named, last, err := namedEntries(ctx, tx, ids)
+	err := s.update(ctx, func(tx *store.Tx) error {
+		named, last, err := namedEntries(ctx, tx, req.EntryIDs)
 		if err != nil || len(named) == 0 {
 			return err
 		}

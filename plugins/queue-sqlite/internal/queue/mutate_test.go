@@ -64,8 +64,8 @@ func TestMutationTable(t *testing.T) {
 			for _, s := range []string{"TASK-P", "TASK-H", "TASK-A"} {
 				f.enqueue(s, "")
 			}
-			f.ok("queue/hold", `{"entry_id":"H"}`)
-			f.ok("queue/lease", `{"max":1,"workflow_ids":["wf-A"],"exclude_subjects":["TASK-P"]}`)
+			f.h.OK(t, "queue/hold", `{"entry_id":"H"}`, nil)
+			f.h.OK(t, "queue/lease", `{"max":1,"workflow_ids":["wf-A"],"exclude_subjects":["TASK-P"]}`, nil)
 			if got := f.states(); got != start {
 				t.Fatalf("setup: %s", got)
 			}
@@ -113,15 +113,15 @@ func TestReleasePendingKeepsPosition(t *testing.T) {
 	f := newFixture(t, config.Config{})
 	f.enqueue("TASK-1", `,"run_at":"2020-01-01T00:00:00Z"`)
 	f.enqueue("TASK-2", "")
-	f.ok("queue/lease", `{"max":1,"workflow_ids":["wf-1"]}`)
+	f.h.OK(t, "queue/lease", `{"max":1,"workflow_ids":["wf-1"]}`, nil)
 	f.want("queue/release_pending", `{"entry_id":"id-1","reason":"within-batch-duplicate-subject"}`, `{"entry_id":"id-1","status":"pending"}`)
-	list := f.ok("queue/list", `{"status":["pending"],"limit":1}`)
+	list := string(f.h.OK(t, "queue/list", `{"status":["pending"],"limit":1}`, nil))
 	if !strings.Contains(list, `"entry_id":"id-1"`) || !strings.Contains(list, `"run_at":"2020-01-01T00:00:00Z"`) ||
 		strings.Contains(list, "assigned_at") || strings.Contains(list, "workflow_id") {
 		t.Errorf("released entry: %s", list)
 	}
 	f.wantErr("queue/release_pending", `{"entry_id":"id-1","reason":"again"}`, -32208, "expected 'assigned'", nil)
-	if got := leased(t, f.ok("queue/lease", `{"max":1,"workflow_ids":["wf-2"]}`)); got != "id-1/wf-2" {
+	if got := leased(t, f.h.OK(t, "queue/lease", `{"max":1,"workflow_ids":["wf-2"]}`, nil)); got != "id-1/wf-2" {
 		t.Errorf("re-lease: %s", got)
 	}
 	trail := strings.Join(f.audit(), "\n")
@@ -136,11 +136,11 @@ func TestHoldReleaseTimestampsAndDeferred(t *testing.T) {
 	f.enqueue("TASK-2", "")
 	f.now = f.now.Add(time.Second)
 	f.want("queue/hold", `{"entry_id":"id-1"}`, `{"changed":true,"not_found":false}`)
-	if list := f.ok("queue/list", `{"status":["held"]}`); !strings.Contains(list, `"held_at":"2026-06-14T12:00:01.123456789+00:00"`) {
+	if list := string(f.h.OK(t, "queue/list", `{"status":["held"]}`, nil)); !strings.Contains(list, `"held_at":"2026-06-14T12:00:01.123456789+00:00"`) {
 		t.Errorf("held_at missing: %s", list)
 	}
 	f.want("queue/release", `{"entry_id":"id-1"}`, `{"changed":true,"not_found":false}`)
-	if list := f.ok("queue/list", ""); strings.Contains(list, "held_at") || f.states() != "id-1:pending id-2:pending" {
+	if list := string(f.h.OK(t, "queue/list", "", nil)); strings.Contains(list, "held_at") || f.states() != "id-1:pending id-2:pending" {
 		t.Errorf("after release: %s", list)
 	}
 }
@@ -151,7 +151,7 @@ func TestMarkAssignedWorkflowIDs(t *testing.T) {
 	f.enqueue("TASK-2", `,"run_at":"2099-01-01T00:00:00Z"`)
 	f.want("queue/mark_assigned", `{"entry_id":"id-1"}`, `{"changed":true,"not_found":false}`)
 	f.want("queue/mark_assigned", `{"entry_id":"id-2","workflow_id":"given"}`, `{"changed":true,"not_found":false}`) // ignores deferral
-	list := f.ok("queue/list", "")
+	list := string(f.h.OK(t, "queue/list", "", nil))
 	if !strings.Contains(list, `"workflow_id":"id-3"`) || !strings.Contains(list, `"workflow_id":"given"`) {
 		t.Errorf("workflow ids: %s", list)
 	}
@@ -178,7 +178,7 @@ func TestReorder(t *testing.T) {
 			for _, s := range []string{"TASK-A", "TASK-B", "TASK-C", "TASK-D"} {
 				f.enqueue(s, "")
 			}
-			f.ok("queue/hold", `{"entry_id":"b"}`) // any status takes part
+			f.h.OK(t, "queue/hold", `{"entry_id":"b"}`, nil) // any status takes part
 			f.want("queue/reorder", `{"entry_ids":`+tt.ids+`}`, `{"reordered_count":`+strconv.Itoa(tt.count)+`}`)
 			order := strings.Join(strings.Fields(strings.NewReplacer(":pending", "", ":held", "").Replace(f.states())), " ")
 			if order != tt.want {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/wire"
 )
@@ -12,13 +14,9 @@ import (
 // then paginated, the filtered total, and the whole queue's stats, all from
 // one snapshot. It does not sweep, so expired entries show until the next
 // enqueue, lease or next_deadline (as in the references).
-func (s *Service) list(ctx context.Context, raw json.RawMessage) (wire.ListResponse, error) {
+func (s *Service) list(ctx context.Context, req wire.ListRequest) (wire.ListResponse, error) {
 	const method = "queue/list"
 	resp := wire.ListResponse{Entries: []wire.Entry{}}
-	req, err := wire.DecodeList(raw)
-	if err != nil {
-		return resp, errInvalidParams(method, err)
-	}
 	st, err := s.open(ctx)
 	if err != nil {
 		return resp, err
@@ -47,7 +45,7 @@ func (s *Service) list(ctx context.Context, raw json.RawMessage) (wire.ListRespo
 }
 
 // stats answers the aggregate counts. Params are ignored.
-func (s *Service) stats(ctx context.Context, _ json.RawMessage) (wire.Stats, error) {
+func (s *Service) stats(ctx context.Context, _ pluginkit.NoParams) (wire.Stats, error) {
 	st, err := s.open(ctx)
 	if err != nil {
 		return wire.Stats{}, err
@@ -67,7 +65,7 @@ func (s *Service) stats(ctx context.Context, _ json.RawMessage) (wire.Stats, err
 // nextDeadline sweeps, then answers the earliest run_at still in the
 // future among pending entries ({} when none), so the daemon never sleeps
 // towards an entry that has already expired. Params are ignored.
-func (s *Service) nextDeadline(ctx context.Context, _ json.RawMessage) (wire.NextDeadlineResponse, error) {
+func (s *Service) nextDeadline(ctx context.Context, _ pluginkit.NoParams) (wire.NextDeadlineResponse, error) {
 	const method = "queue/next_deadline"
 	var resp wire.NextDeadlineResponse
 	var runAt *string
@@ -85,8 +83,8 @@ func (s *Service) nextDeadline(ctx context.Context, _ json.RawMessage) (wire.Nex
 	}
 	if runAt != nil {
 		// run_at_ns is only set for a parseable run_at.
-		if at, err := wire.ParseTime(*runAt); err == nil {
-			ts := wire.Timestamp(at)
+		if at, err := rustjson.ParseTime(*runAt); err == nil {
+			ts := rustjson.Time(at)
 			resp.NextRunAt = &ts
 		}
 	}

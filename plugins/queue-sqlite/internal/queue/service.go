@@ -1,13 +1,10 @@
 package queue
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -54,7 +51,10 @@ func New(o Options) *Service {
 }
 
 // Register adds the queue methods to mux in the references' order, which is
-// also the order of capabilities.methods.
+// also the order of capabilities.methods. Each handler's params type reads
+// its own JSON (the wire request types; pluginkit.NoParams for stats and
+// next_deadline), so pluginkit answers missing or malformed params with
+// the references' -32602 before a handler runs.
 func (s *Service) Register(mux *pluginkit.Mux) {
 	pluginkit.Handle(mux, "queue/enqueue", s.enqueue)
 	pluginkit.Handle(mux, "queue/list", s.list)
@@ -84,26 +84,27 @@ func KindCapabilities() map[string]pluginkit.KindCapability {
 // binding that is present but unusable fails initialize with -32207, as
 // the reference does.
 func (s *Service) Init(ctx context.Context, _ *pluginkit.Peer, params pluginkit.InitializeParams) error {
-	raw, ok := params.InitExtensions["project_binding"]
-	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	b, err := params.Binding()
+	var bad *pluginkit.BindingError
+	switch {
+	case errors.Is(err, pluginkit.ErrNoBinding):
 		logger(ctx).Debug("initialized without a project binding; queue methods will answer -32207")
 		return nil
-	}
-	var b map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &b); err != nil || b == nil {
-		return errBinding("init_extensions.project_binding must be an object with a project_root")
-	}
-	var root string
-	if v, ok := b["project_root"]; !ok || json.Unmarshal(v, &root) != nil || root == "" {
-		return errBinding("init_extensions.project_binding.project_root must be a string")
-	}
-	if !filepath.IsAbs(root) {
-		return errBinding("init_extensions.project_binding.project_root must be an absolute path")
+	case errors.As(err, &bad):
+		return errBinding("%s", bindingMessage[bad.Problem])
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.bound, s.root, s.dbPath = true, filepath.Clean(root), s.cfg.ResolveDB(root)
+	s.bound, s.root = true, b.ProjectRoot
+	s.dbPath = s.cfg.ResolveDB(b.ProjectRoot)
 	return nil
+}
+
+// bindingMessage words each binding problem as the reference queue does.
+var bindingMessage = map[pluginkit.BindingProblem]string{
+	pluginkit.BindingNotObject:    "init_extensions.project_binding must be an object with a project_root",
+	pluginkit.BindingRootMissing:  "init_extensions.project_binding.project_root must be a string",
+	pluginkit.BindingRootRelative: "init_extensions.project_binding.project_root must be an absolute path",
 }
 
 // update runs fn in one write transaction (BEGIN IMMEDIATE) on the bound

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/pluginkittest"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/config"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
 )
@@ -27,20 +28,20 @@ var allParams = map[string]string{
 func TestUnbound(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
-	f := &fixture{t: t, s: New(Options{}), dir: dir}
-	for _, params := range []pluginkit.InitializeParams{
-		{ProtocolVersion: "1.0.0"},
-		{ProtocolVersion: "1.1.0", InitExtensions: map[string]json.RawMessage{"project_binding": json.RawMessage("null"), "other": json.RawMessage(`{}`)}},
+	for i, hs := range []pluginkittest.Handshake{
+		{ProtocolVersion: "1.0.0"}, // no init_extensions at all
+		{InitExtensions: json.RawMessage(`{"project_binding":null,"other":{}}`)},
 	} {
-		if err := f.s.Init(context.Background(), nil, params); err != nil {
-			t.Fatalf("unbound initialize: %v", err)
+		f := &fixture{t: t, s: New(Options{}), dir: dir}
+		if err := f.serve(hs); err != nil {
+			t.Fatalf("unbound initialize #%d: %v", i, err)
 		}
-	}
-	if h := f.s.Health(context.Background()); h.Status != pluginkit.Healthy {
-		t.Errorf("unbound health %+v", h)
-	}
-	for method, params := range allParams {
-		f.wantErr(method, params, CodeProjectBinding, "init_extensions.project_binding is required", nil)
+		if h := f.s.Health(context.Background()); h.Status != pluginkit.Healthy {
+			t.Errorf("unbound health %+v", h)
+		}
+		for method, params := range allParams {
+			f.wantErr(method, params, CodeProjectBinding, "init_extensions.project_binding is required", nil)
+		}
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("an unbound process created %v", ents)
@@ -56,25 +57,22 @@ func TestBindingErrors(t *testing.T) {
 		{`{"project_root":"relative/dir"}`, "must be an absolute path"},
 	}
 	for _, tt := range tests {
-		s := New(Options{})
-		err := s.Init(context.Background(), nil, pluginkit.InitializeParams{
-			ProtocolVersion: "1.1.0", InitExtensions: map[string]json.RawMessage{"project_binding": json.RawMessage(tt.binding)}})
-		checkErr(t, err, CodeProjectBinding, tt.want, nil)
+		err := (&fixture{t: t, s: New(Options{})}).serve(bound(tt.binding))
+		checkErr(t, err, CodeProjectBinding, tt.want, map[string]any{"category": "invalid_request"})
 	}
 }
 
 func TestMissingProjectRoot(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "gone")
-	s := New(Options{})
-	if err := s.Init(context.Background(), nil, bindParams(root)); err != nil {
+	f := &fixture{t: t, s: New(Options{})}
+	if err := f.serve(bound(rootBinding(root))); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.stats(context.Background(), nil)
-	checkErr(t, err, CodeProjectBinding, "does not exist", nil)
+	f.wantErr("queue/stats", "", CodeProjectBinding, "does not exist", nil)
 	if _, err := os.Stat(root); !os.IsNotExist(err) {
 		t.Errorf("the missing project root was created: %v", err)
 	}
-	if h := s.Health(context.Background()); h.Status != pluginkit.Unhealthy || !strings.Contains(h.LastError, "does not exist") {
+	if h := f.s.Health(context.Background()); h.Status != pluginkit.Unhealthy || !strings.Contains(h.LastError, "does not exist") {
 		t.Errorf("health %+v", h)
 	}
 }
@@ -151,12 +149,12 @@ func TestKindCapabilities(t *testing.T) {
 func TestAuditTrailOfALifecycle(t *testing.T) {
 	f := newFixture(t, config.Config{})
 	f.enqueue("TASK-1", "")
-	f.ok("queue/hold", `{"entry_id":"id-1","reason":"operator"}`)
-	f.ok("queue/release", `{"entry_id":"id-1"}`)
-	f.ok("queue/lease", `{"max":1,"workflow_ids":["wf"]}`)
-	f.ok("queue/release_pending", `{"entry_id":"id-1","reason":"spawn-deferred"}`)
-	f.ok("queue/mark_assigned", `{"entry_id":"id-1","workflow_id":"wf2"}`)
-	f.ok("queue/completion", `{"entry_id":"id-1","status":"failed"}`)
+	f.h.OK(t, "queue/hold", `{"entry_id":"id-1","reason":"operator"}`, nil)
+	f.h.OK(t, "queue/release", `{"entry_id":"id-1"}`, nil)
+	f.h.OK(t, "queue/lease", `{"max":1,"workflow_ids":["wf"]}`, nil)
+	f.h.OK(t, "queue/release_pending", `{"entry_id":"id-1","reason":"spawn-deferred"}`, nil)
+	f.h.OK(t, "queue/mark_assigned", `{"entry_id":"id-1","workflow_id":"wf2"}`, nil)
+	f.h.OK(t, "queue/completion", `{"entry_id":"id-1","status":"failed"}`, nil)
 	want := []string{
 		"id-1 queue/enqueue ->pending",
 		"id-1 queue/hold pending>held operator",

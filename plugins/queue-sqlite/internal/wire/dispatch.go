@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // Dispatch is SubjectDispatch in canonical form. Decoding drops unknown
@@ -39,7 +41,7 @@ func DecodeDispatch(raw json.RawMessage) (Dispatch, error) {
 	if d.WorkflowRef, err = o.reqString("workflow_ref"); err != nil {
 		return Dispatch{}, err
 	}
-	if d.Input, err = canonical(o.get("input")); err != nil {
+	if d.Input, err = rustjson.Canonical(o.get("input")); err != nil {
 		return Dispatch{}, fmt.Errorf("input: %w", err)
 	}
 	if d.Vars, err = decodeVars(o.get("vars")); err != nil {
@@ -55,7 +57,7 @@ func DecodeDispatch(raw json.RawMessage) (Dispatch, error) {
 	if err != nil {
 		return Dispatch{}, err
 	}
-	if d.RequestedAt, err = ParseTime(at); err != nil {
+	if d.RequestedAt, err = rustjson.ParseTime(at); err != nil {
 		return Dispatch{}, fmt.Errorf("invalid value for `requested_at`: %q is %v", at, err)
 	}
 	return d, nil
@@ -80,7 +82,7 @@ func decodeVars(v json.RawMessage) (map[string]string, error) {
 	sort.Strings(keys) // report the first bad key deterministically
 	for _, k := range keys {
 		var s string
-		if isNull(o[k]) || json.Unmarshal(o[k], &s) != nil {
+		if rustjson.IsNull(o[k]) || json.Unmarshal(o[k], &s) != nil {
 			return nil, wrongType("vars."+k, o[k], "a string")
 		}
 		out[k] = s
@@ -102,10 +104,10 @@ type dispatchOut struct {
 // Encode renders the dispatch as the references do: sorted keys, optional
 // fields omitted at their defaults, requested_at with "Z".
 func (d Dispatch) Encode() (json.RawMessage, error) {
-	return marshal(dispatchOut{
+	return rustjson.Marshal(dispatchOut{
 		Input:         d.Input,
 		Priority:      d.Priority,
-		RequestedAt:   TimestampZ(d.RequestedAt),
+		RequestedAt:   rustjson.TimeZ(d.RequestedAt),
 		Subject:       d.Subject,
 		TriggerSource: d.TriggerSource,
 		Vars:          d.Vars,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // object is a JSON object decoded with exact keys. encoding/json matches
@@ -30,13 +32,11 @@ func parseObject(raw []byte, what string) (object, error) {
 // leniency: null is the same as absent for every optional field).
 func (o object) get(name string) json.RawMessage {
 	v, ok := o[name]
-	if !ok || isNull(v) {
+	if !ok || rustjson.IsNull(v) {
 		return nil
 	}
 	return v
 }
-
-func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }
 
 func missing(name string) error { return fmt.Errorf("missing field `%s`", name) }
 
@@ -65,7 +65,7 @@ func (o object) reqString(name string) (string, error) {
 		return "", missing(name)
 	}
 	var s string
-	if isNull(v) || json.Unmarshal(v, &s) != nil {
+	if rustjson.IsNull(v) || json.Unmarshal(v, &s) != nil {
 		return "", wrongType(name, v, "a string")
 	}
 	return s, nil
@@ -114,7 +114,7 @@ func (o object) optStrings(name string) ([]string, bool, error) {
 	}
 	out := make([]string, len(items))
 	for i, item := range items {
-		if isNull(item) || json.Unmarshal(item, &out[i]) != nil {
+		if rustjson.IsNull(item) || json.Unmarshal(item, &out[i]) != nil {
 			return nil, false, wrongType(fmt.Sprintf("%s[%d]", name, i), item, "a string")
 		}
 	}
@@ -156,31 +156,4 @@ func kindOf(v []byte) string {
 		return "object"
 	}
 	return "number"
-}
-
-// marshal encodes v compactly without HTML escaping, as serde_json does.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// canonical re-encodes an arbitrary JSON value with object keys sorted at
-// every level (serde_json::Value without preserve_order) and number
-// literals kept as written. It returns nil for null.
-func canonical(raw json.RawMessage) (json.RawMessage, error) {
-	if raw == nil || isNull(raw) {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return marshal(v)
 }

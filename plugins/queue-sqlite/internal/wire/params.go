@@ -1,13 +1,27 @@
 package wire
 
 import (
-	"encoding/json"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
-// The request types of queue 0.3.2 (queue.md §2.5, §3.4). Each Decode
-// function takes the params of a request that carried some (the caller
-// answers "missing params for <method>" itself) and returns an error that
-// names the offending field.
+// The request types of queue 0.3.2 (queue.md §2.5, §3.4). Each is a
+// pluginkit.ParamsDecoder: encoding/json would match keys
+// case-insensitively and read null elements as "", so every type takes its
+// params apart by hand. DecodeParams is called on a zero value with the
+// params, or nil when the host sent none; its errors name the offending
+// field, and pluginkit words them as the references do ("missing params
+// for <method>", "invalid <method> params: <error>").
+
+// requiredParams starts the DecodeParams of every method whose params are
+// required: none at all is pluginkit.ErrMissingParams, anything but an
+// object names the struct the reference expected.
+func requiredParams(raw []byte, what string) (object, error) {
+	if len(raw) == 0 {
+		return nil, pluginkit.ErrMissingParams
+	}
+	return parseObject(raw, "struct "+what)
+}
 
 // EnqueueRequest is QueueEnqueueRequest.
 type EnqueueRequest struct {
@@ -16,62 +30,55 @@ type EnqueueRequest struct {
 	ExpireAfterSecs *uint64
 }
 
-// DecodeEnqueue reads queue/enqueue params.
-func DecodeEnqueue(raw json.RawMessage) (EnqueueRequest, error) {
-	o, err := parseObject(raw, "struct QueueEnqueueRequest")
+// DecodeParams reads queue/enqueue params.
+func (r *EnqueueRequest) DecodeParams(raw []byte) error {
+	o, err := requiredParams(raw, "QueueEnqueueRequest")
 	if err != nil {
-		return EnqueueRequest{}, err
+		return err
 	}
-	var r EnqueueRequest
 	d, ok := o["subject_dispatch"]
 	if !ok {
-		return r, missing("subject_dispatch")
+		return missing("subject_dispatch")
 	}
 	if r.Dispatch, err = DecodeDispatch(d); err != nil {
-		return r, prefix("subject_dispatch", err)
+		return prefix("subject_dispatch", err)
 	}
 	if r.RunAt, err = o.optString("run_at"); err != nil {
-		return r, err
+		return err
 	}
-	if r.ExpireAfterSecs, err = o.optUint("expire_after_secs"); err != nil {
-		return r, err
-	}
-	return r, nil
+	r.ExpireAfterSecs, err = o.optUint("expire_after_secs")
+	return err
 }
 
-// ListRequest is QueueListRequest; absent params mean its defaults.
+// ListRequest is QueueListRequest.
 type ListRequest struct {
 	Status []string // empty = every status
 	Limit  *uint64  // nil = no limit (0.3.x)
 	Offset uint64
 }
 
-// DecodeList reads queue/list params. An explicit "status": null is read
-// as an empty filter (the reference rejects it; queue.md §3.4 recommends
-// accepting it).
-func DecodeList(raw json.RawMessage) (ListRequest, error) {
-	var r ListRequest
-	if raw == nil || isNull(raw) {
-		return r, nil
+// DecodeParams reads queue/list params; absent params mean the defaults.
+// An explicit "status": null is read as an empty filter (the reference
+// rejects it; queue.md §3.4 recommends accepting it).
+func (r *ListRequest) DecodeParams(raw []byte) error {
+	if rustjson.IsNull(raw) {
+		return nil
 	}
 	o, err := parseObject(raw, "struct QueueListRequest")
 	if err != nil {
-		return r, err
+		return err
 	}
 	if r.Status, _, err = o.optStrings("status"); err != nil {
-		return r, err
+		return err
 	}
 	if r.Limit, err = o.optUint("limit"); err != nil {
-		return r, err
+		return err
 	}
 	off, err := o.optUint("offset")
-	if err != nil {
-		return r, err
-	}
 	if off != nil {
 		r.Offset = *off
 	}
-	return r, nil
+	return err
 }
 
 // LeaseRequest is QueueLeaseRequest.
@@ -82,60 +89,79 @@ type LeaseRequest struct {
 	ExcludeSubjects []string
 }
 
-// DecodeLease reads queue/lease params.
-func DecodeLease(raw json.RawMessage) (LeaseRequest, error) {
-	o, err := parseObject(raw, "struct QueueLeaseRequest")
+// DecodeParams reads queue/lease params.
+func (r *LeaseRequest) DecodeParams(raw []byte) error {
+	o, err := requiredParams(raw, "QueueLeaseRequest")
 	if err != nil {
-		return LeaseRequest{}, err
+		return err
 	}
-	var r LeaseRequest
 	if r.Max, err = o.reqUint("max"); err != nil {
-		return r, err
+		return err
 	}
 	ids, present, err := o.optStrings("workflow_ids")
 	if err != nil {
-		return r, err
+		return err
 	}
 	if present && ids == nil {
-		ids = []string{}
+		ids = []string{} // an empty list is a list: its length must match max
 	}
 	r.WorkflowIDs = ids
-	if r.ExcludeSubjects, _, err = o.optStrings("exclude_subjects"); err != nil {
-		return r, err
-	}
-	return r, nil
+	r.ExcludeSubjects, _, err = o.optStrings("exclude_subjects")
+	return err
 }
 
-// EntryRequest is the params of hold (with an optional reason), release
-// and drop.
+// EntryRequest is {entry_id, reason?}, the params of hold, release and
+// drop. Each method has its own type below only because serde names the
+// struct in its errors ("expected struct QueueHoldRequest").
 type EntryRequest struct {
 	EntryID string
 	Reason  *string
 }
 
-// DecodeEntry reads {entry_id, reason?}.
-func DecodeEntry(raw json.RawMessage, what string) (EntryRequest, error) {
-	o, err := parseObject(raw, "struct "+what)
+func (r *EntryRequest) decode(raw []byte, what string) error {
+	o, err := requiredParams(raw, what)
 	if err != nil {
-		return EntryRequest{}, err
+		return err
 	}
-	var r EntryRequest
 	if r.EntryID, err = o.reqString("entry_id"); err != nil {
-		return r, err
+		return err
 	}
-	if r.Reason, err = o.optString("reason"); err != nil {
-		return r, err
-	}
-	return r, nil
+	r.Reason, err = o.optString("reason")
+	return err
 }
 
-// DecodeReorder reads QueueReorderRequest's entry_ids.
-func DecodeReorder(raw json.RawMessage) ([]string, error) {
-	o, err := parseObject(raw, "struct QueueReorderRequest")
+// HoldRequest is QueueHoldRequest; the references ignore its reason, the
+// audit trail keeps it.
+type HoldRequest struct{ EntryRequest }
+
+// DecodeParams reads queue/hold params.
+func (r *HoldRequest) DecodeParams(raw []byte) error { return r.decode(raw, "QueueHoldRequest") }
+
+// ReleaseRequest is QueueReleaseRequest.
+type ReleaseRequest struct{ EntryRequest }
+
+// DecodeParams reads queue/release params.
+func (r *ReleaseRequest) DecodeParams(raw []byte) error { return r.decode(raw, "QueueReleaseRequest") }
+
+// DropRequest is QueueDropRequest.
+type DropRequest struct{ EntryRequest }
+
+// DecodeParams reads queue/drop params.
+func (r *DropRequest) DecodeParams(raw []byte) error { return r.decode(raw, "QueueDropRequest") }
+
+// ReorderRequest is QueueReorderRequest.
+type ReorderRequest struct {
+	EntryIDs []string
+}
+
+// DecodeParams reads queue/reorder params.
+func (r *ReorderRequest) DecodeParams(raw []byte) error {
+	o, err := requiredParams(raw, "QueueReorderRequest")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return o.reqStrings("entry_ids")
+	r.EntryIDs, err = o.reqStrings("entry_ids")
+	return err
 }
 
 // MarkAssignedRequest is QueueMarkAssignedRequest.
@@ -144,24 +170,21 @@ type MarkAssignedRequest struct {
 	WorkflowID *string
 }
 
-// DecodeMarkAssigned reads queue/mark_assigned params.
-func DecodeMarkAssigned(raw json.RawMessage) (MarkAssignedRequest, error) {
-	o, err := parseObject(raw, "struct QueueMarkAssignedRequest")
+// DecodeParams reads queue/mark_assigned params.
+func (r *MarkAssignedRequest) DecodeParams(raw []byte) error {
+	o, err := requiredParams(raw, "QueueMarkAssignedRequest")
 	if err != nil {
-		return MarkAssignedRequest{}, err
+		return err
 	}
-	var r MarkAssignedRequest
 	if r.EntryID, err = o.reqString("entry_id"); err != nil {
-		return r, err
+		return err
 	}
-	if r.WorkflowID, err = o.optString("workflow_id"); err != nil {
-		return r, err
-	}
-	return r, nil
+	r.WorkflowID, err = o.optString("workflow_id")
+	return err
 }
 
 // CompletionRequest is QueueCompletionRequest. Status is validated by the
-// caller, after decoding, as the references do.
+// handler, after decoding, as the references do.
 type CompletionRequest struct {
 	EntryID     string
 	Status      string
@@ -169,26 +192,23 @@ type CompletionRequest struct {
 	WorkflowID  *string
 }
 
-// DecodeCompletion reads queue/completion params.
-func DecodeCompletion(raw json.RawMessage) (CompletionRequest, error) {
-	o, err := parseObject(raw, "struct QueueCompletionRequest")
+// DecodeParams reads queue/completion params.
+func (r *CompletionRequest) DecodeParams(raw []byte) error {
+	o, err := requiredParams(raw, "QueueCompletionRequest")
 	if err != nil {
-		return CompletionRequest{}, err
+		return err
 	}
-	var r CompletionRequest
 	if r.EntryID, err = o.reqString("entry_id"); err != nil {
-		return r, err
+		return err
 	}
 	if r.Status, err = o.reqString("status"); err != nil {
-		return r, err
+		return err
 	}
 	if r.WorkflowRef, err = o.optString("workflow_ref"); err != nil {
-		return r, err
+		return err
 	}
-	if r.WorkflowID, err = o.optString("workflow_id"); err != nil {
-		return r, err
-	}
-	return r, nil
+	r.WorkflowID, err = o.optString("workflow_id")
+	return err
 }
 
 // ReleasePendingRequest is QueueReleasePendingParams; both fields are
@@ -198,20 +218,17 @@ type ReleasePendingRequest struct {
 	Reason  string
 }
 
-// DecodeReleasePending reads queue/release_pending params.
-func DecodeReleasePending(raw json.RawMessage) (ReleasePendingRequest, error) {
-	o, err := parseObject(raw, "struct QueueReleasePendingParams")
+// DecodeParams reads queue/release_pending params.
+func (r *ReleasePendingRequest) DecodeParams(raw []byte) error {
+	o, err := requiredParams(raw, "QueueReleasePendingParams")
 	if err != nil {
-		return ReleasePendingRequest{}, err
+		return err
 	}
-	var r ReleasePendingRequest
 	if r.EntryID, err = o.reqString("entry_id"); err != nil {
-		return r, err
+		return err
 	}
-	if r.Reason, err = o.reqString("reason"); err != nil {
-		return r, err
-	}
-	return r, nil
+	r.Reason, err = o.reqString("reason")
+	return err
 }
 
 type prefixedError struct {

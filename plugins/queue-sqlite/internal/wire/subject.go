@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // The built-in subject kinds, compared ASCII case-insensitively.
@@ -120,7 +122,7 @@ func decodeGenericSubject(raw json.RawMessage) (SubjectRef, error) {
 	if s.Labels, _, err = o.optStrings("labels"); err != nil {
 		return SubjectRef{}, err
 	}
-	if s.Metadata, err = canonical(o.get("metadata")); err != nil {
+	if s.Metadata, err = rustjson.Canonical(o.get("metadata")); err != nil {
 		return SubjectRef{}, err
 	}
 	if string(s.Metadata) == "{}" {
@@ -156,9 +158,9 @@ func (s SubjectRef) MarshalJSON() ([]byte, error) {
 	if len(s.Labels) == 0 && s.Metadata == nil {
 		switch {
 		case strings.EqualFold(s.Kind, KindTask):
-			return marshal(map[string]idOnly{"Task": {s.ID}})
+			return rustjson.Marshal(map[string]idOnly{"Task": {s.ID}})
 		case strings.EqualFold(s.Kind, KindRequirement):
-			return marshal(map[string]idOnly{"Requirement": {s.ID}})
+			return rustjson.Marshal(map[string]idOnly{"Requirement": {s.ID}})
 		case strings.EqualFold(s.Kind, KindCustom):
 			body := customBody{Title: s.ID}
 			if s.Title != nil {
@@ -167,10 +169,10 @@ func (s SubjectRef) MarshalJSON() ([]byte, error) {
 			if s.Description != nil {
 				body.Description = *s.Description
 			}
-			return marshal(map[string]customBody{"Custom": body})
+			return rustjson.Marshal(map[string]customBody{"Custom": body})
 		}
 	}
-	return marshal(genericSubject{
+	return rustjson.Marshal(genericSubject{
 		Description: s.Description, ID: s.ID, Kind: s.Kind,
 		Labels: s.Labels, Metadata: s.Metadata, Title: s.Title,
 	})

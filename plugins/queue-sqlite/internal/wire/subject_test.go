@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 func TestSubjectRoundTrip(t *testing.T) {
@@ -32,8 +34,8 @@ func TestSubjectRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
-			// marshal is what the plugin's responses use: no HTML escaping.
-			out, err := marshal(s)
+			// rustjson.Marshal is what the plugin's responses use: no HTML escaping.
+			out, err := rustjson.Marshal(s)
 			if err != nil {
 				t.Fatal(err)
 			}

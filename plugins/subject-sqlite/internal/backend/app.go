@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/config"
@@ -50,10 +49,7 @@ func (a *App) Markers() []string {
 // from the working directory, which the daemon sets to the project root.
 func (a *App) Init(ctx context.Context, peer *pluginkit.Peer, params pluginkit.InitializeParams) error {
 	a.log = peer.Logger()
-	path := a.cfg.DBPath
-	if b, ok := params.ProjectBinding(); ok && !filepath.IsAbs(path) {
-		path = filepath.Join(b.ProjectRoot, path)
-	}
+	path := pluginkit.ProjectPath(params.ProjectRoot(), a.cfg.DBPath, config.DefaultDBPath)
 	var hub *watch.Hub
 	st, err := store.Open(ctx, store.Options{
 		Path: path, BusyTimeout: a.cfg.BusyTimeout, AutoMigrate: a.cfg.AutoMigrate, Hints: a.cfg.Hints,

@@ -41,18 +41,6 @@ func (r idRef) visibleIn(kinds []string) func(*model.Subject) bool {
 	}
 }
 
-// requireID reads the "id" member.
-func requireID(obj map[string]json.RawMessage) (idRef, error) {
-	id, err := model.StringField(obj, "id")
-	if err != nil {
-		return idRef{}, err
-	}
-	if id == nil || *id == "" {
-		return idRef{}, invalid("id", `"id" must be a non-empty subject id such as "task:01J…"`)
-	}
-	return parseRef(*id), nil
-}
-
 // watchKey renders a request id the way the daemon's unwatch names it:
 // a number as its decimal text, a string as its content.
 func watchKey(id json.RawMessage) string {

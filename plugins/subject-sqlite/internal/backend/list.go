@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,15 +30,8 @@ type listResult struct {
 	Total      int64            `json:"total"`
 }
 
-func (sc scope) list(ctx context.Context, raw json.RawMessage) (*listResult, error) {
-	f, err := model.DecodeFilterParams(raw)
-	if err != nil {
-		return nil, rpcError(err, "")
-	}
-	after, err := decodeCursor(f.Cursor)
-	if err != nil {
-		return nil, err
-	}
+func (sc scope) list(ctx context.Context, p listParams) (*listResult, error) {
+	f := p.filter
 	res := &listResult{Subjects: []*model.Subject{}, FetchedAt: model.Time{Time: time.Now()}}
 	kinds := sc.filterKinds(f)
 	if len(kinds) == 0 {
@@ -53,7 +45,7 @@ func (sc scope) list(ctx context.Context, raw json.RawMessage) (*listResult, err
 	case limit > maxLimit:
 		limit = maxLimit
 	}
-	page, err := sc.app.store.List(ctx, store.Query{Filter: f, After: after, Limit: limit, MaxBytes: pageBytes})
+	page, err := sc.app.store.List(ctx, store.Query{Filter: f, After: p.after, Limit: limit, MaxBytes: pageBytes})
 	if err != nil {
 		return nil, rpcError(err, "")
 	}

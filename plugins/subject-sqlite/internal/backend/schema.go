@@ -2,8 +2,8 @@ package backend
 
 import (
 	"context"
-	"encoding/json"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/model"
 )
 
@@ -20,7 +20,7 @@ type schemaResult struct {
 	StatusDispatchHints model.Hints    `json:"status_dispatch_hints,omitempty"`
 }
 
-func (sc scope) schema(context.Context, json.RawMessage) (*schemaResult, error) {
+func (sc scope) schema(context.Context, pluginkit.NoParams) (*schemaResult, error) {
 	return &schemaResult{
 		Kinds:               sc.app.cfg.Kinds,
 		StatusValues:        model.Statuses,

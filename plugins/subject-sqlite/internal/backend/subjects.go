@@ -2,7 +2,6 @@ package backend
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -13,47 +12,35 @@ import (
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/store"
 )
 
-// resolve reads {id, kind?} and returns the id and the kinds it may be
-// found in. A "kind" param narrows subject/… to that kind; naming a kind
-// this method cannot see yields no kinds (not found).
-func (sc scope) resolve(raw json.RawMessage) (map[string]json.RawMessage, idRef, []string, error) {
-	obj, err := model.Fields(raw)
-	if err != nil {
-		return nil, idRef{}, nil, rpcError(err, "")
-	}
-	ref, err := requireID(obj)
-	if err != nil {
-		return nil, idRef{}, nil, rpcError(err, "")
-	}
+// scoped returns the kinds the target may be found in: the method's,
+// narrowed by a "kind" param (naming a kind this method cannot see yields
+// none). An id that can name no subject in them is not_found before the
+// database is touched.
+func (sc scope) scoped(t targetParams) ([]string, error) {
 	kinds := sc.kinds()
-	if k, err := model.StringField(obj, "kind"); err != nil {
-		return nil, idRef{}, nil, rpcError(err, "")
-	} else if k != nil {
-		kinds = slices.DeleteFunc(kinds, func(s string) bool { return s != *k })
+	if t.kind != nil {
+		kinds = slices.DeleteFunc(kinds, func(s string) bool { return s != *t.kind })
 	}
-	if !ref.possibleIn(kinds) {
-		return nil, idRef{}, nil, rpcError(store.ErrNotFound, ref.raw)
+	if !t.ref.possibleIn(kinds) {
+		return nil, rpcError(store.ErrNotFound, t.ref.raw)
 	}
-	return obj, ref, kinds, nil
+	return kinds, nil
 }
 
-func (sc scope) get(ctx context.Context, raw json.RawMessage) (*model.Subject, error) {
-	_, ref, kinds, err := sc.resolve(raw)
+func (sc scope) get(ctx context.Context, p targetParams) (*model.Subject, error) {
+	kinds, err := sc.scoped(p)
 	if err != nil {
 		return nil, err
 	}
-	sub, err := sc.app.store.Get(ctx, ref.native)
-	if err == nil && !ref.visibleIn(kinds)(sub) {
+	sub, err := sc.app.store.Get(ctx, p.ref.native)
+	if err == nil && !p.ref.visibleIn(kinds)(sub) {
 		err = store.ErrNotFound
 	}
-	return sub, rpcError(err, ref.raw)
+	return sub, rpcError(err, p.ref.raw)
 }
 
-func (sc scope) create(ctx context.Context, raw json.RawMessage) (*model.Subject, error) {
-	d, err := model.DecodeDraft(raw)
-	if err != nil {
-		return nil, rpcError(err, "")
-	}
+func (sc scope) create(ctx context.Context, p createParams) (*model.Subject, error) {
+	d := p.draft
 	kind := sc.kind
 	switch {
 	case d.Kind != nil && sc.kind != "" && *d.Kind != sc.kind:
@@ -70,7 +57,7 @@ func (sc scope) create(ctx context.Context, raw json.RawMessage) (*model.Subject
 	}
 	native := ulid.Make().String()
 	sub := d.Subject(kind+":"+native, kind, sc.app.cfg.Hints, time.Now().UTC())
-	sub, err = sc.app.store.Create(ctx, sub, native)
+	sub, err := sc.app.store.Create(ctx, sub, native)
 	return sub, rpcError(err, "")
 }
 
@@ -86,48 +73,28 @@ func (a *App) canonicalParent(ctx context.Context, id string) *string {
 	return &id
 }
 
-func (sc scope) update(ctx context.Context, raw json.RawMessage) (*model.Subject, error) {
-	obj, ref, kinds, err := sc.resolve(raw)
+func (sc scope) update(ctx context.Context, p updateParams) (*model.Subject, error) {
+	kinds, err := sc.scoped(p.targetParams)
 	if err != nil {
 		return nil, err
 	}
-	var p model.Patch
-	if pr, ok := obj["patch"]; ok && string(pr) != "null" {
-		p, err = model.DecodePatch(pr)
-	} else {
-		// No patch object: the top-level fields are the patch, as
-		// animus-subject-default accepts.
-		rest := make(map[string]json.RawMessage, len(obj))
-		for k, v := range obj {
-			if k != "id" && k != "kind" {
-				rest[k] = v
-			}
-		}
-		p, err = model.DecodePatchFields(rest)
-	}
+	patch, err := p.patch()
 	if err != nil {
-		return nil, rpcError(err, "")
+		return nil, err
 	}
-	return sc.apply(ctx, ref, kinds, p)
+	return sc.apply(ctx, p.ref, kinds, patch)
 }
 
-func (sc scope) status(ctx context.Context, raw json.RawMessage) (*model.Subject, error) {
-	obj, ref, kinds, err := sc.resolve(raw)
+func (sc scope) status(ctx context.Context, p statusParams) (*model.Subject, error) {
+	kinds, err := sc.scoped(p.targetParams)
 	if err != nil {
 		return nil, err
 	}
-	s, err := model.StringField(obj, "status")
+	st, err := p.status()
 	if err != nil {
-		return nil, rpcError(err, "")
+		return nil, err
 	}
-	if s == nil {
-		return nil, invalid("status", `"status" is required: one of ready, in-progress, blocked, done, cancelled`)
-	}
-	st, err := model.ParseStatus("status", *s)
-	if err != nil {
-		return nil, rpcError(err, "")
-	}
-	return sc.apply(ctx, ref, kinds, model.Patch{Status: &st})
+	return sc.apply(ctx, p.ref, kinds, model.Patch{Status: &st})
 }
 
 // apply runs a patch in one store transaction.
@@ -146,28 +113,22 @@ type okResult struct {
 	OK bool `json:"ok"`
 }
 
-func (sc scope) delete(ctx context.Context, raw json.RawMessage) (*okResult, error) {
-	_, ref, kinds, err := sc.resolve(raw)
+func (sc scope) delete(ctx context.Context, p targetParams) (*okResult, error) {
+	kinds, err := sc.scoped(p)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := sc.app.store.Delete(ctx, ref.native, ref.visibleIn(kinds)); err != nil {
-		return nil, rpcError(err, ref.raw)
+	if _, err := sc.app.store.Delete(ctx, p.ref.native, p.ref.visibleIn(kinds)); err != nil {
+		return nil, rpcError(err, p.ref.raw)
 	}
 	return &okResult{OK: true}, nil
 }
 
 // next is the ready subject with the highest priority, then the oldest;
 // null when none. subject/next may name a kind; <kind>/next is its kind.
-func (sc scope) next(ctx context.Context, raw json.RawMessage) (*model.Subject, error) {
-	obj, err := model.Fields(raw)
-	if err != nil {
-		return nil, rpcError(err, "")
-	}
+func (sc scope) next(ctx context.Context, p nextParams) (*model.Subject, error) {
 	kinds := sc.kinds()
-	if k, err := model.StringField(obj, "kind"); err != nil {
-		return nil, rpcError(err, "")
-	} else if k != nil && sc.kind == "" {
+	if k := p.kind; k != nil && sc.kind == "" {
 		if !slices.Contains(kinds, *k) {
 			return nil, invalid("kind", "kind %q is not served by this plugin (served: %s)", *k, strings.Join(kinds, ", "))
 		}
@@ -182,18 +143,11 @@ type commentsResult struct {
 }
 
 // comments is an extension: the comment log a patch's "comment" appends to.
-func (sc scope) comments(ctx context.Context, raw json.RawMessage) (*commentsResult, error) {
-	_, ref, kinds, err := sc.resolve(raw)
+func (sc scope) comments(ctx context.Context, p targetParams) (*commentsResult, error) {
+	sub, err := sc.get(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	sub, err := sc.app.store.Get(ctx, ref.native)
-	if err == nil && !ref.visibleIn(kinds)(sub) {
-		err = store.ErrNotFound
-	}
-	if err != nil {
-		return nil, rpcError(err, ref.raw)
-	}
 	cs, err := sc.app.store.Comments(ctx, sub.Seq)
-	return &commentsResult{Comments: cs}, rpcError(err, ref.raw)
+	return &commentsResult{Comments: cs}, rpcError(err, p.ref.raw)
 }

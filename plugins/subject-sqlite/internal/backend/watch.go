@@ -2,10 +2,8 @@ package backend
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
-	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/model"
 )
 
 type watchAck struct {
@@ -15,11 +13,8 @@ type watchAck struct {
 // watch registers a cross-process watch under the request id and
 // acknowledges it; events follow as subject/changed {id, event}. Params:
 // nothing, a bare SubjectFilter, or the daemon's {kind?, filter?}.
-func (sc scope) watch(ctx context.Context, raw json.RawMessage) (*watchAck, error) {
-	f, err := model.DecodeFilterParams(raw)
-	if err != nil {
-		return nil, rpcError(err, "")
-	}
+func (sc scope) watch(ctx context.Context, p filterParams) (*watchAck, error) {
+	f := p.filter
 	kinds := sc.filterKinds(f)
 	if len(kinds) == 0 {
 		// Nothing this method serves can ever match: acknowledge without
@@ -54,36 +49,13 @@ func (sc scope) watch(ctx context.Context, raw json.RawMessage) (*watchAck, erro
 
 // unwatch stops a watch: {watch_id: "<request id>"} (a number is accepted
 // too). It is idempotent: an unknown or finished watch is already stopped.
-func (sc scope) unwatch(ctx context.Context, raw json.RawMessage) (*okResult, error) {
-	key, err := unwatchKey(raw)
-	if err != nil {
-		return nil, err
-	}
-	sc.app.hub.Unwatch(key)
+func (sc scope) unwatch(_ context.Context, p unwatchParams) (*okResult, error) {
+	sc.app.hub.Unwatch(p.key)
 	return &okResult{OK: true}, nil
 }
 
 // unwatchNotification is the daemon's form: the same params, no reply.
-func (sc scope) unwatchNotification(ctx context.Context, raw json.RawMessage) error {
-	key, err := unwatchKey(raw)
-	if err != nil {
-		return err
-	}
-	sc.app.hub.Unwatch(key)
+func (sc scope) unwatchNotification(_ context.Context, p unwatchParams) error {
+	sc.app.hub.Unwatch(p.key)
 	return nil
-}
-
-func unwatchKey(raw json.RawMessage) (string, error) {
-	obj, err := model.Fields(raw)
-	if err != nil {
-		return "", rpcError(err, "")
-	}
-	for _, k := range []string{"watch_id", "id"} {
-		if v, ok := obj[k]; ok && string(v) != "null" {
-			if key := watchKey(v); key != "" {
-				return key, nil
-			}
-		}
-	}
-	return "", invalid("watch_id", `"watch_id" is required: the id of the watch request, e.g. "7"`)
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // Filter is a decoded SubjectFilter. Empty slices and nil pointers mean
@@ -113,7 +115,7 @@ func decodeFilter(obj map[string]json.RawMessage) (Filter, error) {
 }
 
 func optLimit(raw json.RawMessage) (int, error) {
-	if isNull(raw) {
+	if rustjson.IsNull(raw) {
 		return 0, nil
 	}
 	n, err := strconv.ParseUint(string(bytes.TrimSpace(raw)), 10, 32)
@@ -152,7 +154,7 @@ func (f *Filter) Match(s *Subject, hints Hints) bool {
 // object decodes a JSON object into its raw members; null or absent
 // yields nil.
 func object(field string, raw json.RawMessage) (map[string]json.RawMessage, error) {
-	if isNull(raw) {
+	if rustjson.IsNull(raw) {
 		return nil, nil
 	}
 	if firstByte(raw) != '{' {
@@ -168,7 +170,7 @@ func object(field string, raw json.RawMessage) (map[string]json.RawMessage, erro
 // stringList accepts an array of strings or a single string; null or
 // absent is empty.
 func stringList(field string, raw json.RawMessage) ([]string, error) {
-	if isNull(raw) {
+	if rustjson.IsNull(raw) {
 		return nil, nil
 	}
 	var one string
@@ -184,7 +186,7 @@ func stringList(field string, raw json.RawMessage) ([]string, error) {
 
 // optString accepts a string; null or absent is nil.
 func optString(field string, raw json.RawMessage) (*string, error) {
-	if isNull(raw) {
+	if rustjson.IsNull(raw) {
 		return nil, nil
 	}
 	var s string
@@ -219,9 +221,4 @@ func Fields(raw json.RawMessage) (map[string]json.RawMessage, error) {
 // StringField reads an optional string member.
 func StringField(obj map[string]json.RawMessage, key string) (*string, error) {
 	return optString(key, obj[key])
-}
-
-// StringListField reads a member given as a string or an array of strings.
-func StringListField(obj map[string]json.RawMessage, key string) ([]string, error) {
-	return stringList(key, obj[key])
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // Opt is a field that may be absent, explicitly null (clear), or set.
@@ -71,7 +73,7 @@ func decodePatchObject(obj map[string]json.RawMessage) (p Patch, err error) {
 	if p.LabelsRemove, err = labelList("labels_remove", obj["labels_remove"]); err != nil {
 		return p, err
 	}
-	if raw, ok := obj["labels"]; ok && !isNull(raw) {
+	if raw, ok := obj["labels"]; ok && !rustjson.IsNull(raw) {
 		l, err := labelList("labels", raw)
 		if err != nil {
 			return p, err
@@ -108,7 +110,7 @@ func decodePatchObject(obj map[string]json.RawMessage) (p Patch, err error) {
 		}
 	}
 	if raw, ok := obj["status_metadata"]; ok {
-		v, err := NormalizeJSON(raw)
+		v, err := rustjson.Canonical(raw)
 		if err != nil {
 			return p, inputErr("status_metadata", "invalid status_metadata: %v", err)
 		}
@@ -203,7 +205,7 @@ func customMap(raw json.RawMessage, keepNulls bool) (map[string]json.RawMessage,
 	}
 	out := make(map[string]json.RawMessage, len(obj))
 	for k, v := range obj {
-		n, err := NormalizeJSON(v)
+		n, err := rustjson.Canonical(v)
 		if err != nil {
 			return nil, inputErr("custom", "invalid custom.%s: %v", k, err)
 		}
@@ -215,7 +217,7 @@ func customMap(raw json.RawMessage, keepNulls bool) (map[string]json.RawMessage,
 }
 
 func attachments(field string, raw json.RawMessage) ([]Attachment, error) {
-	if isNull(raw) {
+	if rustjson.IsNull(raw) {
 		return nil, nil
 	}
 	var items []json.RawMessage
@@ -245,7 +247,7 @@ func attachments(field string, raw json.RawMessage) ([]Attachment, error) {
 		if a.MimeType, err = optString(field, obj["mime_type"]); err != nil {
 			return nil, err
 		}
-		if a.Metadata, err = NormalizeJSON(obj["metadata"]); err != nil {
+		if a.Metadata, err = rustjson.Canonical(obj["metadata"]); err != nil {
 			return nil, inputErr(field, "invalid %s[%d].metadata: %v", field, i, err)
 		}
 		if slices.ContainsFunc(out, func(b Attachment) bool { return b.ID == a.ID }) {

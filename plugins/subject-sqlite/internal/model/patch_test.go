@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 func TestPatchApply(t *testing.T) {
@@ -62,7 +64,7 @@ func TestPatchApply(t *testing.T) {
 			}
 		}},
 		{"custom merges; null deletes", `{"custom":{"drop":null,"new":{"b":1,"a":2}}}`, func(t *testing.T, n *Subject) {
-			got, _ := Marshal(n.Custom)
+			got, _ := rustjson.Marshal(n.Custom)
 			if string(got) != `{"keep":1,"new":{"a":2,"b":1}}` {
 				t.Errorf("custom %s", got)
 			}

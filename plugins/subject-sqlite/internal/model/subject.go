@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 )
@@ -69,31 +68,3 @@ func (s *Subject) Clone() *Subject {
 
 // HasLabel reports whether the subject carries label l.
 func (s *Subject) HasLabel(l string) bool { return slices.Contains(s.Labels, l) }
-
-// Marshal encodes v as serde_json would: compact, without HTML escaping
-// (Go's default would turn "<" into \u003c and change the bytes).
-func Marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
-// NormalizeJSON re-encodes free-form caller JSON (custom values, status
-// metadata, attachment metadata) with object keys sorted and numbers kept
-// as written, as a serde_json::Value round trip would. JSON null yields nil.
-func NormalizeJSON(raw json.RawMessage) (json.RawMessage, error) {
-	if isNull(raw) {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return Marshal(v)
-}

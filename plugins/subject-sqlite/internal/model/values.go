@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // Status is the normalized SubjectStatus (kebab-case on the wire).
@@ -90,7 +92,7 @@ const acceptedPriorities = "an integer 0..4 (0 none, 1 low, 2 medium, 3 high, 4 
 // ParsePriority decodes a priority given as a JSON integer or string. JSON
 // null yields nil (no priority).
 func ParsePriority(field string, raw json.RawMessage) (*int, error) {
-	if isNull(raw) {
+	if rustjson.IsNull(raw) {
 		return nil, nil
 	}
 	var n json.Number
@@ -116,23 +118,6 @@ func priorityFromText(field, s string) (*int, error) {
 	return &p, nil
 }
 
-// FormatTime renders t the way serde's DateTime<Utc> does: UTC with "Z",
-// and a fraction of 3, 6 or 9 digits only when the sub-second part is not
-// zero (chrono's AutoSi).
-func FormatTime(t time.Time) string {
-	t = t.UTC()
-	ns := t.Nanosecond()
-	switch {
-	case ns == 0:
-		return t.Format("2006-01-02T15:04:05Z")
-	case ns%1_000_000 == 0:
-		return t.Format("2006-01-02T15:04:05.000Z")
-	case ns%1_000 == 0:
-		return t.Format("2006-01-02T15:04:05.000000Z")
-	}
-	return t.Format("2006-01-02T15:04:05.000000000Z")
-}
-
 // ParseTime accepts any RFC 3339 timestamp (any offset, any fraction).
 func ParseTime(field, s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
@@ -142,11 +127,15 @@ func ParseTime(field, s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
-// Time is a timestamp on the wire (see FormatTime).
+// Time is a timestamp on the wire, rendered as serde renders a chrono
+// DateTime<Utc> (rustjson.TimeZ): UTC with "Z", keeping every non-zero
+// sub-second digit, so get returns exactly what create did.
 type Time struct{ time.Time }
 
-// MarshalJSON renders FormatTime.
-func (t Time) MarshalJSON() ([]byte, error) { return []byte(`"` + FormatTime(t.Time) + `"`), nil }
+// MarshalJSON renders rustjson.TimeZ as a JSON string.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return append(rustjson.AppendTime([]byte{'"'}, t.Time, "Z"), '"'), nil
+}
 
 // UnmarshalJSON accepts any RFC 3339 string.
 func (t *Time) UnmarshalJSON(b []byte) error {
@@ -160,9 +149,4 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 	}
 	t.Time = v
 	return nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return s == "" || s == "null"
 }

@@ -57,7 +57,9 @@ func TestParsePriority(t *testing.T) {
 	}
 }
 
-func TestFormatTime(t *testing.T) {
+// Time is what every timestamp on the wire goes through: chrono's rendering
+// of a DateTime<Utc>, quoted, from any zone.
+func TestTimeMarshalJSON(t *testing.T) {
 	base := time.Date(2026, 5, 13, 13, 55, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		ns   int
@@ -69,13 +71,14 @@ func TestFormatTime(t *testing.T) {
 		{123_456_789, "2026-05-13T13:55:00.123456789Z"},
 		{100, "2026-05-13T13:55:00.000000100Z"},
 	} {
-		if got := FormatTime(base.Add(time.Duration(tc.ns))); got != tc.want {
-			t.Errorf("FormatTime(+%dns) = %s, want %s", tc.ns, got, tc.want)
+		got, err := json.Marshal(Time{base.Add(time.Duration(tc.ns))})
+		if err != nil || string(got) != `"`+tc.want+`"` {
+			t.Errorf("Time(+%dns) = %s, %v; want %q", tc.ns, got, err, tc.want)
 		}
 	}
 	offset := time.Date(2026, 5, 13, 15, 55, 0, 0, time.FixedZone("x", 7200))
-	if got := FormatTime(offset); got != "2026-05-13T13:55:00Z" {
-		t.Errorf("FormatTime converts to UTC: got %s", got)
+	if got, _ := json.Marshal(Time{offset}); string(got) != `"2026-05-13T13:55:00Z"` {
+		t.Errorf("Time converts to UTC: got %s", got)
 	}
 	back, err := ParseTime("t", "2026-05-13T13:55:00.123456789+00:00")
 	if err != nil || !back.Equal(base.Add(123456789)) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/pkg/sqlitex"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/model"
 )
@@ -157,7 +158,7 @@ func migrateV2(ctx context.Context, tx *sql.Tx) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			renamed[r.id], nativeOf(r.id), r.kind, r.title, r.body, r.status, r.priority, r.assignee,
 			r.labels, parent, r.custom, r.native, r.statusMeta, r.attachments,
-			model.FormatTime(created), model.FormatTime(updated), created.UnixNano(), updated.UnixNano())
+			rustjson.TimeZ(created), rustjson.TimeZ(updated), created.UnixNano(), updated.UnixNano())
 		if err != nil {
 			return fmt.Errorf("row %s: %w", r.id, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/model"
 )
 
@@ -88,14 +89,14 @@ func encodeRow(s *model.Subject) (rowValues, error) {
 	if labels == nil {
 		labels = []string{}
 	}
-	b, err := model.Marshal(labels)
+	b, err := rustjson.Marshal(labels)
 	if err != nil {
 		return v, err
 	}
 	v.labels = string(b)
 	v.custom = "{}"
 	if len(s.Custom) > 0 {
-		if b, err = model.Marshal(s.Custom); err != nil {
+		if b, err = rustjson.Marshal(s.Custom); err != nil {
 			return v, err
 		}
 		v.custom = string(b)
@@ -104,7 +105,7 @@ func encodeRow(s *model.Subject) (rowValues, error) {
 		v.statusMeta = string(s.StatusMetadata)
 	}
 	if len(s.Attachments) > 0 {
-		if b, err = model.Marshal(s.Attachments); err != nil {
+		if b, err = rustjson.Marshal(s.Attachments); err != nil {
 			return v, err
 		}
 		v.attch = string(b)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/model"
 )
 
@@ -23,8 +24,8 @@ func (s *Store) Create(ctx context.Context, sub *model.Subject, native string) (
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			sub.ID, native, sub.Kind, sub.Title, nullable(sub.Description), string(sub.Status), v.priority,
 			nullable(sub.Assignee), v.labels, nullable(sub.Parent), v.custom, nullable(sub.NativeStatus),
-			v.statusMeta, v.attch, nullable(sub.URL), model.FormatTime(sub.CreatedAt.Time),
-			model.FormatTime(sub.UpdatedAt.Time), sub.CreatedAt.UnixNano(), sub.UpdatedAt.UnixNano())
+			v.statusMeta, v.attch, nullable(sub.URL), rustjson.TimeZ(sub.CreatedAt.Time),
+			rustjson.TimeZ(sub.UpdatedAt.Time), sub.CreatedAt.UnixNano(), sub.UpdatedAt.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -78,7 +79,7 @@ func (s *Store) Update(ctx context.Context, native string, visible func(*model.S
 			rev = rev + 1 WHERE seq = ?`,
 			n.Title, nullable(n.Description), string(n.Status), v.priority, nullable(n.Assignee), v.labels,
 			nullable(n.Parent), v.custom, nullable(n.NativeStatus), v.statusMeta, v.attch, nullable(n.URL),
-			model.FormatTime(n.UpdatedAt.Time), n.UpdatedAt.UnixNano(), n.Seq)
+			rustjson.TimeZ(n.UpdatedAt.Time), n.UpdatedAt.UnixNano(), n.Seq)
 		if err != nil {
 			return err
 		}
@@ -87,7 +88,7 @@ func (s *Store) Update(ctx context.Context, native string, visible func(*model.S
 		}
 		if c.Comment != nil {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO subject_comments (subject_seq, body, created_at)
-				VALUES (?, ?, ?)`, n.Seq, *c.Comment, model.FormatTime(n.UpdatedAt.Time)); err != nil {
+				VALUES (?, ?, ?)`, n.Seq, *c.Comment, rustjson.TimeZ(n.UpdatedAt.Time)); err != nil {
 				return err
 			}
 		}
@@ -154,12 +155,12 @@ const eventRetention = 10_000
 // its seq is the commit order, because BEGIN IMMEDIATE admits one writer
 // at a time.
 func appendEvent(ctx context.Context, tx *sql.Tx, ev model.Event) error {
-	b, err := model.Marshal(ev)
+	b, err := rustjson.Marshal(ev)
 	if err != nil {
 		return err
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO subject_events (subject_id, kind, change_kind, event_json, created_at)
-		VALUES (?, ?, ?, ?, ?)`, ev.ID, ev.Subject.Kind, string(ev.ChangeKind), string(b), model.FormatTime(time.Now()))
+		VALUES (?, ?, ?, ?, ?)`, ev.ID, ev.Subject.Kind, string(ev.ChangeKind), string(b), rustjson.TimeZ(time.Now()))
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	_ "github.com/mattn/go-sqlite3"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/model"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/store"
 )
@@ -86,8 +87,8 @@ func seed(path string, n int, kinds []string) error {
 				labels = labels[:1]
 			}
 		}
-		lj, _ := model.Marshal(labels)
-		ts := model.FormatTime(at)
+		lj, _ := rustjson.Marshal(labels)
+		ts := rustjson.TimeZ(at)
 		res, err := ins.Exec(kind+":"+native, native, kind, fmt.Sprintf("seeded subject %d", i),
 			"A seeded description long enough to look like a real task body.", string(model.Statuses[i%5]),
 			(i/5)%5, fmt.Sprintf("agent:%d", i%7), string(lj), ts, ts, at.UnixNano(), at.UnixNano())

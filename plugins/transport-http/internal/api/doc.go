@@ -3,8 +3,10 @@
 // Server-Sent Events.
 //
 // Every route is one row of a table (routes_*.go). The same rows register
-// the handlers and describe them in GET /api/v1/openapi.json, so the
-// published description cannot drift from what is served.
+// the handlers and describe them in GET /api/v1/openapi.json (openapi*.go):
+// parameters, request and data schemas, and every error status the route
+// can answer, so the published description cannot drift from what is
+// served. The tests validate every response against it.
 //
 // Responses use one envelope: {"ok":true,"data":…} or
 // {"ok":false,"error":{"category","code","message"}}. Unlike the reference

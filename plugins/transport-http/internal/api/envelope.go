@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/transport-http/internal/control"
 )
 
@@ -132,11 +133,14 @@ func writeErr(w http.ResponseWriter, e *apiError) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	jsonHeaders(w)
+	w.WriteHeader(status)
+	_ = rustjson.Encode(w, v) // one Write; the client going away is not our error
+}
+
+// jsonHeaders are the headers of every JSON response.
+func jsonHeaders(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
 }

@@ -14,42 +14,52 @@ var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 const maxLogBatch = 10000
 
 var (
-	daemonEventStream = streamSpec{rpc: "daemon/events", event: "daemon-event", tsField: "occurred_at", idField: "id", resumable: true}
-	daemonLogStream   = streamSpec{rpc: "daemon/logs", event: "daemon-log", tsField: "ts", idField: "id", resumable: true}
+	daemonEventStream = streamSpec{rpc: "daemon/events", event: "daemon-event", item: "DaemonRunEvent",
+		tsField: "occurred_at", idField: "id", resumable: true}
+	daemonLogStream = streamSpec{rpc: "daemon/logs", event: "daemon-log", item: "LogEntry",
+		tsField: "ts", idField: "id", resumable: true}
 )
 
 func (s *Server) daemonRoutes() []route {
-	get := func(path, rpc, summary string) route {
-		return route{method: http.MethodGet, path: path, rpc: rpc, summary: summary, handler: s.unary(rpc, nil)}
+	get := func(path, rpc, summary, out string) route {
+		return route{method: http.MethodGet, path: path, rpc: rpc, summary: summary, out: out, handler: s.unary(rpc, nil)}
 	}
 	post := func(path, rpc, summary string) route {
-		return route{method: http.MethodPost, path: path, rpc: rpc, summary: summary, handler: s.unary(rpc, nil)}
+		return route{method: http.MethodPost, path: path, rpc: rpc, summary: summary, out: "Empty", handler: s.unary(rpc, nil)}
 	}
 	return []route{
-		get("/api/v1/daemon/status", "daemon/status", "Daemon status"),
-		get("/api/v1/daemon/health", "daemon/health", "Daemon health (the daemon probes every installed plugin: slow)"),
-		get("/api/v1/daemon/agents", "daemon/agents", "Running agents"),
-		get("/api/v1/daemon/metrics", "daemon/metrics", "Daemon metrics (in-tree daemon extra)"),
+		get("/api/v1/daemon/status", "daemon/status", "Daemon status", "DaemonStatus"),
+		get("/api/v1/daemon/health", "daemon/health", "Daemon health (the daemon probes every installed plugin: slow)", "DaemonHealth"),
+		get("/api/v1/daemon/agents", "daemon/agents", "Running agents", "AgentList"),
+		get("/api/v1/daemon/metrics", "daemon/metrics", "Daemon metrics (in-tree daemon extra)", "DaemonMetrics"),
 		post("/api/v1/daemon/start", "daemon/start", "Start the daemon (a no-op on a running daemon)"),
 		post("/api/v1/daemon/stop", "daemon/stop", "Stop the daemon (not supported over the control socket today: 501)"),
 		post("/api/v1/daemon/restart", "daemon/restart", "Restart the daemon (not supported over the control socket today: 501)"),
 		{
 			method: http.MethodGet, path: "/api/v1/daemon/logs", rpc: "daemon/logs",
 			summary: "Daemon log entries: a JSON array of the recent batch, or with follow=true an SSE stream (event daemon-log)",
-			query:   []string{"since", "level", "plugin", "limit", "follow"},
+			params: []param{
+				qTime("since", "Only entries at or after this time"),
+				qEnum("level", logLevels, "Minimum level"),
+				qString("plugin", "Only entries of this plugin"),
+				qUint("limit", maxLogBatch, "Most entries in the batch (default 200); ignored with follow=true"),
+				qBool("follow", "true: an SSE stream of the batch, then live entries"),
+			},
+			out: "LogEntryList", sse: daemonLogStream,
 			handler: s.daemonLogs,
 		},
 		{
 			method: http.MethodDelete, path: "/api/v1/daemon/logs",
-			summary: "Clearing logs is not implemented (501), as in the reference transport",
+			summary:  "Clearing logs is not implemented (501), as in the reference transport",
+			statuses: []int{http.StatusNotImplemented},
 			handler: func(w http.ResponseWriter, _ *http.Request) {
 				writeErr(w, newError(http.StatusNotImplemented, "not_supported", "not_implemented", "clearing daemon logs is not implemented"))
 			},
 		},
 		{
-			method: http.MethodGet, path: "/api/v1/daemon/events", rpc: "daemon/events", stream: true,
+			method: http.MethodGet, path: "/api/v1/daemon/events", rpc: "daemon/events", sse: daemonEventStream,
 			summary: "SSE stream of daemon run events (event daemon-event); resumes from Last-Event-ID",
-			query:   []string{"since"},
+			params:  []param{qTime("since", "Replay events at or after this time first")},
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				since, err := queryOf(r).timestamp("since")
 				if err != nil {

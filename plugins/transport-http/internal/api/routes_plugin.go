@@ -15,27 +15,30 @@ func (s *Server) pluginRoutes() []route {
 	}
 	return []route{
 		{method: http.MethodGet, path: "/api/v1/plugin/list", rpc: "plugin/list", summary: "Installed plugins",
-			query: []string{"kind", "include_warnings"}, handler: s.unary("plugin/list", buildPluginList)},
+			params: []param{qString("kind", "Only plugins of this kind"), qBool("include_warnings", "Also report discovery warnings (default false)")},
+			out:    "PluginList", handler: s.unary("plugin/list", buildPluginList)},
 		{method: http.MethodGet, path: "/api/v1/plugin/status", rpc: "plugin/status", summary: "Live plugin runtime state (in-tree daemon extra)",
-			handler: s.unary("plugin/status", nil)},
+			out: "PluginRuntimeStatus", handler: s.unary("plugin/status", nil)},
 		{method: http.MethodGet, path: "/api/v1/plugin/info/{name}", rpc: "plugin/info", summary: "One plugin",
-			handler: s.unary("plugin/info", byName)},
-		{method: http.MethodPost, path: "/api/v1/plugin/install", rpc: "plugin/install", body: requiredBody,
-			summary: "Install a plugin", handler: s.unary("plugin/install", buildInstall)},
+			out: "PluginInfo", handler: s.unary("plugin/info", byName)},
+		{method: http.MethodPost, path: "/api/v1/plugin/install", rpc: "plugin/install", body: requiredBody, in: "PluginInstallBody",
+			out: "PluginInstallResult", summary: "Install a plugin", handler: s.unary("plugin/install", buildInstall)},
 		{method: http.MethodDelete, path: "/api/v1/plugin/uninstall/{name}", rpc: "plugin/uninstall", summary: "Uninstall a plugin",
-			handler: s.unary("plugin/uninstall", byName)},
+			out: "Empty", handler: s.unary("plugin/uninstall", byName)},
 		{method: http.MethodPost, path: "/api/v1/plugin/ping/{name}", rpc: "plugin/ping", summary: "Ping a plugin",
-			handler: s.unary("plugin/ping", byName)},
-		{method: http.MethodPost, path: "/api/v1/plugin/call", rpc: "plugin/call", body: requiredBody,
-			summary: "Call a plugin method; data is the plugin's raw result", handler: s.unary("plugin/call", buildPluginCall)},
+			out: "PluginPing", handler: s.unary("plugin/ping", byName)},
+		{method: http.MethodPost, path: "/api/v1/plugin/call", rpc: "plugin/call", body: requiredBody, in: "PluginCallBody",
+			out: "PluginCallResult", summary: "Call a plugin method; data is the plugin's raw result", handler: s.unary("plugin/call", buildPluginCall)},
 		{method: http.MethodGet, path: "/api/v1/plugin/search", rpc: "plugin/search", summary: "Search the plugin registry",
-			query: []string{"query", "kind", "tag"}, handler: s.unary("plugin/search", buildSearch)},
+			params: []param{qString("query", "Search text (default empty: everything)"), qString("kind", "Only this kind"), qString("tag", "Only this tag")},
+			out:    "RegistryEntries", handler: s.unary("plugin/search", buildSearch)},
 		{method: http.MethodGet, path: "/api/v1/plugin/browse", rpc: "plugin/browse", summary: "Browse the plugin registry",
-			query: []string{"kind", "installed", "available"}, handler: s.unary("plugin/browse", buildBrowse)},
-		{method: http.MethodPost, path: "/api/v1/plugin/update", rpc: "plugin/update", body: optionalBody,
-			summary: "Update plugins", handler: s.unary("plugin/update", buildUpdate)},
-		{method: http.MethodPost, path: "/api/v1/subject/{plugin}/call", rpc: "plugin/call", body: requiredBody,
-			summary: "Call a subject plugin's method (plugin/call with name = {plugin})", handler: s.unary("plugin/call", buildSubjectCall)},
+			params: []param{qString("kind", "Only this kind"), qBool("installed", "Only installed plugins"), qBool("available", "Only plugins not installed")},
+			out:    "RegistryEntries", handler: s.unary("plugin/browse", buildBrowse)},
+		{method: http.MethodPost, path: "/api/v1/plugin/update", rpc: "plugin/update", body: optionalBody, in: "PluginUpdateBody",
+			out: "PluginUpdates", summary: "Update plugins", handler: s.unary("plugin/update", buildUpdate)},
+		{method: http.MethodPost, path: "/api/v1/subject/{plugin}/call", rpc: "plugin/call", body: requiredBody, in: "SubjectCallBody",
+			out: "PluginCallResult", summary: "Call a subject plugin's method (plugin/call with name = {plugin})", handler: s.unary("plugin/call", buildSubjectCall)},
 	}
 }
 
@@ -143,15 +146,15 @@ func buildUpdate(r *http.Request) (any, error) {
 // not_supported as 501, honestly, instead of the reference's 502.
 func (s *Server) agentRoutes() []route {
 	return []route{
-		{method: http.MethodPost, path: "/api/v1/agent/run", rpc: "agent/run", body: requiredBody,
-			summary: "Run an agent (not supported by the daemon today: 501)", handler: s.unary("agent/run", buildAgentRun)},
+		{method: http.MethodPost, path: "/api/v1/agent/run", rpc: "agent/run", body: requiredBody, in: "AgentRunBody",
+			out: "AgentRunResult", summary: "Run an agent (not supported by the daemon today: 501)", handler: s.unary("agent/run", buildAgentRun)},
 		{method: http.MethodGet, path: "/api/v1/agent/{id}/status", rpc: "agent/status", summary: "Agent session status (501 today)",
-			handler: s.unary("agent/status", func(r *http.Request) (any, error) {
+			out: "AgentStatus", handler: s.unary("agent/status", func(r *http.Request) (any, error) {
 				id, err := pathParam(r, "id")
 				return params{"id": id}, err
 			})},
 		{method: http.MethodPost, path: "/api/v1/agent/{id}/cancel", rpc: "agent/cancel", summary: "Cancel an agent session (501 today)",
-			handler: s.unary("agent/cancel", func(r *http.Request) (any, error) {
+			out: "Empty", handler: s.unary("agent/cancel", func(r *http.Request) (any, error) {
 				id, err := pathParam(r, "id")
 				return params{"session_id": id}, err
 			})},

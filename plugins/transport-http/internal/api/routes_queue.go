@@ -19,19 +19,21 @@ func (s *Server) queueRoutes() []route {
 	}
 	return []route{
 		{method: http.MethodGet, path: "/api/v1/queue", rpc: "queue/list", summary: "List queue entries",
-			query: []string{"status", "cursor", "limit"}, handler: s.unary("queue/list", listParams(queueStatuses))},
+			params: listDocs(queueStatuses), out: "QueueList", handler: s.unary("queue/list", listParams(queueStatuses))},
 		{method: http.MethodGet, path: "/api/v1/queue/stats", rpc: "queue/stats", summary: "Queue counters",
-			handler: s.unary("queue/stats", nil)},
-		{method: http.MethodPost, path: "/api/v1/queue/enqueue", rpc: "queue/enqueue", body: requiredBody,
-			summary: "Enqueue a task (priority 0-4, default 2)", handler: s.unary("queue/enqueue", buildEnqueue)},
-		{method: http.MethodPost, path: "/api/v1/queue/reorder", rpc: "queue/reorder", body: requiredBody,
-			summary: "Move entries to the front, the back, or before/after an anchor", handler: s.unary("queue/reorder", buildReorder)},
-		{method: http.MethodPost, path: "/api/v1/queue/hold/{id}", rpc: "queue/hold", body: optionalBody,
-			summary: "Hold an entry, optionally with a reason", handler: s.unary("queue/hold", idAndOptionalString("reason"))},
-		{method: http.MethodPost, path: "/api/v1/queue/release/{id}", rpc: "queue/release", body: optionalBody,
-			summary: "Release a held entry (a body is accepted and ignored)", handler: s.unary("queue/release", byID)},
+			out: "QueueStats", handler: s.unary("queue/stats", nil)},
+		{method: http.MethodPost, path: "/api/v1/queue/enqueue", rpc: "queue/enqueue", body: requiredBody, in: "EnqueueBody",
+			out: "QueueEntry", summary: "Enqueue a task (priority 0-4, default 2)", handler: s.unary("queue/enqueue", buildEnqueue)},
+		{method: http.MethodPost, path: "/api/v1/queue/reorder", rpc: "queue/reorder", body: requiredBody, in: "ReorderBody",
+			out: "Empty", summary: "Move entries to the front, the back, or before/after an anchor", handler: s.unary("queue/reorder", buildReorder)},
+		{method: http.MethodPost, path: "/api/v1/queue/hold/{id}", rpc: "queue/hold", body: optionalBody, in: "ReasonBody",
+			out: "Empty", summary: "Hold an entry, optionally with a reason", handler: s.unary("queue/hold", idAndOptionalString("reason"))},
+		// release never reads its body (the reference ignored it too), so
+		// none is described and none can fail.
+		{method: http.MethodPost, path: "/api/v1/queue/release/{id}", rpc: "queue/release",
+			out: "Empty", summary: "Release a held entry (a body, if sent, is ignored)", handler: s.unary("queue/release", byID)},
 		{method: http.MethodDelete, path: "/api/v1/queue/drop/{id}", rpc: "queue/drop", summary: "Drop an entry",
-			handler: s.unary("queue/drop", byID)},
+			out: "Empty", handler: s.unary("queue/drop", byID)},
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 
 var subjectStatuses = []string{"ready", "in-progress", "blocked", "done", "cancelled"}
 
-var subjectWatchStream = streamSpec{rpc: "subject/watch", event: "subject-changed"}
+var subjectWatchStream = streamSpec{rpc: "subject/watch", event: "subject-changed", item: "SubjectChangedEvent"}
 
 // subjectRoutes are the subject/* control methods the reference transport
 // left out (subjects were reachable only through plugin/call).
@@ -15,27 +15,27 @@ func (s *Server) subjectRoutes() []route {
 	return []route{
 		{method: http.MethodGet, path: "/api/v1/subjects", rpc: "subject/list",
 			summary: "List subjects of one or more kinds (kind is required); filters are AND-combined",
-			query: []string{"kind", "status", "assignee", "labels_any", "labels_all", "updated_since", "cursor", "limit",
-				"native_status", "dispatch_label", "has_attachment_kind"},
+			params:  subjectListDocs(), out: "SubjectList",
 			handler: s.unary("subject/list", buildSubjectList)},
-		{method: http.MethodPost, path: "/api/v1/subjects", rpc: "subject/create", body: requiredBody,
-			summary: "Create a subject", handler: s.unary("subject/create", buildSubjectCreate)},
-		{method: http.MethodPost, path: "/api/v1/subjects/next", rpc: "subject/next", body: optionalBody,
-			summary: "The next ready subject of a kind", query: []string{"kind"}, handler: s.unary("subject/next", buildSubjectNext)},
-		{method: http.MethodGet, path: "/api/v1/subjects/watch", rpc: "subject/watch", stream: true,
-			summary: "SSE stream of subject changes (event subject-changed)", query: []string{"kind"},
+		{method: http.MethodPost, path: "/api/v1/subjects", rpc: "subject/create", body: requiredBody, in: "SubjectCreateBody",
+			out: "Subject", summary: "Create a subject", handler: s.unary("subject/create", buildSubjectCreate)},
+		{method: http.MethodPost, path: "/api/v1/subjects/next", rpc: "subject/next", body: optionalBody, in: "SubjectNextBody",
+			out: "SubjectNext", summary: "The next ready subject of a kind (kind from the body, else the query)",
+			params: []param{qString("kind", "The subject kind, when the body does not name one")}, handler: s.unary("subject/next", buildSubjectNext)},
+		{method: http.MethodGet, path: "/api/v1/subjects/watch", rpc: "subject/watch", sse: subjectWatchStream,
+			summary: "SSE stream of subject changes (event subject-changed)", params: []param{qString("kind", "Only subjects of this kind")},
 			handler: func(w http.ResponseWriter, r *http.Request) {
 				s.serveStream(w, r, subjectWatchStream, params{}.set("kind", queryOf(r).str("kind")))
 			}},
 		{method: http.MethodGet, path: "/api/v1/subjects/{id}", rpc: "subject/get", summary: "One subject (id <kind>:<id>)",
-			handler: s.unary("subject/get", func(r *http.Request) (any, error) {
+			params: []param{subjectIDParam()}, out: "Subject", handler: s.unary("subject/get", func(r *http.Request) (any, error) {
 				id, err := subjectPathID(r)
 				return params{"id": id}, err
 			})},
-		{method: http.MethodPatch, path: "/api/v1/subjects/{id}", rpc: "subject/update", body: requiredBody,
-			summary: "Patch a subject (SubjectPatch)", handler: s.unary("subject/update", buildSubjectUpdate)},
-		{method: http.MethodPost, path: "/api/v1/subjects/{id}/status", rpc: "subject/status", body: requiredBody,
-			summary: "Set a subject's status", handler: s.unary("subject/status", buildSubjectStatus)},
+		{method: http.MethodPatch, path: "/api/v1/subjects/{id}", rpc: "subject/update", body: requiredBody, in: "SubjectPatch",
+			params: []param{subjectIDParam()}, out: "Subject", summary: "Patch a subject (SubjectPatch)", handler: s.unary("subject/update", buildSubjectUpdate)},
+		{method: http.MethodPost, path: "/api/v1/subjects/{id}/status", rpc: "subject/status", body: requiredBody, in: "SubjectStatusBody",
+			params: []param{subjectIDParam()}, out: "Subject", summary: "Set a subject's status", handler: s.unary("subject/status", buildSubjectStatus)},
 	}
 }
 

@@ -10,7 +10,7 @@ var workflowStatuses = []string{"pending", "running", "paused", "completed", "fa
 // maxListLimit bounds ?limit= on list routes (the daemon's u32).
 const maxListLimit = 1<<32 - 1
 
-var workflowEventStream = streamSpec{rpc: "workflow/events", event: "workflow-event"}
+var workflowEventStream = streamSpec{rpc: "workflow/events", event: "workflow-event", item: "WorkflowEvent"}
 
 func (s *Server) workflowRoutes() []route {
 	byID := func(r *http.Request) (any, error) {
@@ -22,25 +22,25 @@ func (s *Server) workflowRoutes() []route {
 	}
 	return []route{
 		{method: http.MethodGet, path: "/api/v1/workflows", rpc: "workflow/list", summary: "List workflow runs",
-			query: []string{"status", "cursor", "limit"}, handler: s.unary("workflow/list", listParams(workflowStatuses))},
-		{method: http.MethodPost, path: "/api/v1/workflows/run", rpc: "workflow/run", body: requiredBody,
-			summary: "Run a workflow for a task; the caller's actor is attached", handler: s.unary("workflow/run", buildRun)},
-		{method: http.MethodPost, path: "/api/v1/workflows/execute", rpc: "workflow/execute", body: requiredBody,
-			summary: "Execute a workflow definition; the caller's actor is attached", handler: s.unary("workflow/execute", buildExecute)},
-		{method: http.MethodGet, path: "/api/v1/workflows/events", rpc: "workflow/events", stream: true,
+			params: listDocs(workflowStatuses), out: "WorkflowList", handler: s.unary("workflow/list", listParams(workflowStatuses))},
+		{method: http.MethodPost, path: "/api/v1/workflows/run", rpc: "workflow/run", body: requiredBody, in: "WorkflowRunBody",
+			out: "WorkflowStarted", summary: "Run a workflow for a task; the caller's actor is attached", handler: s.unary("workflow/run", buildRun)},
+		{method: http.MethodPost, path: "/api/v1/workflows/execute", rpc: "workflow/execute", body: requiredBody, in: "WorkflowExecuteBody",
+			out: "WorkflowStarted", summary: "Execute a workflow definition; the caller's actor is attached", handler: s.unary("workflow/execute", buildExecute)},
+		{method: http.MethodGet, path: "/api/v1/workflows/events", rpc: "workflow/events", sse: workflowEventStream,
 			summary: "SSE stream of every workflow's events (event workflow-event); ends with event end",
-			query:   []string{"kinds"}, handler: s.workflowEvents(false)},
+			params:  []param{kindsParam()}, handler: s.workflowEvents(false)},
 		{method: http.MethodGet, path: "/api/v1/workflows/{id}", rpc: "workflow/get", summary: "One workflow run",
-			handler: s.unary("workflow/get", byID)},
+			out: "WorkflowRun", handler: s.unary("workflow/get", byID)},
 		{method: http.MethodPost, path: "/api/v1/workflows/{id}/pause", rpc: "workflow/pause", summary: "Pause a run",
-			handler: s.unary("workflow/pause", byID)},
-		{method: http.MethodPost, path: "/api/v1/workflows/{id}/resume", rpc: "workflow/resume", body: optionalBody,
-			summary: "Resume a run, optionally with feedback", handler: s.unary("workflow/resume", idAndOptionalString("feedback"))},
-		{method: http.MethodPost, path: "/api/v1/workflows/{id}/cancel", rpc: "workflow/cancel", body: optionalBody,
-			summary: "Cancel a run, optionally with a reason", handler: s.unary("workflow/cancel", idAndOptionalString("reason"))},
-		{method: http.MethodGet, path: "/api/v1/workflows/{id}/events", rpc: "workflow/events", stream: true,
+			out: "Empty", handler: s.unary("workflow/pause", byID)},
+		{method: http.MethodPost, path: "/api/v1/workflows/{id}/resume", rpc: "workflow/resume", body: optionalBody, in: "ResumeBody",
+			out: "Empty", summary: "Resume a run, optionally with feedback", handler: s.unary("workflow/resume", idAndOptionalString("feedback"))},
+		{method: http.MethodPost, path: "/api/v1/workflows/{id}/cancel", rpc: "workflow/cancel", body: optionalBody, in: "ReasonBody",
+			out: "Empty", summary: "Cancel a run, optionally with a reason", handler: s.unary("workflow/cancel", idAndOptionalString("reason"))},
+		{method: http.MethodGet, path: "/api/v1/workflows/{id}/events", rpc: "workflow/events", sse: workflowEventStream,
 			summary: "SSE stream of one run's events (event workflow-event); ends with event end",
-			query:   []string{"kinds"}, handler: s.workflowEvents(true)},
+			params:  []param{kindsParam()}, handler: s.workflowEvents(true)},
 	}
 }
 

@@ -69,6 +69,8 @@ type Server struct {
 	stopping chan struct{}
 	stopOnce sync.Once
 	streams  atomic.Int32
+	// spec is openapi.json, rendered on first use.
+	spec func() ([]byte, error)
 }
 
 // New builds the router.
@@ -96,6 +98,7 @@ func New(o Options) *Server {
 	}
 	s := &Server{opts: o, stopping: make(chan struct{})}
 	s.routes = s.table()
+	s.spec = sync.OnceValues(s.buildOpenAPI)
 
 	r := chi.NewRouter()
 	r.Use(s.recoverer, s.guardHost, s.cors, s.authenticate, s.limitBody)

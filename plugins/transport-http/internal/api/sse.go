@@ -17,6 +17,7 @@ import (
 type streamSpec struct {
 	rpc   string // control method that opens the stream
 	event string // SSE event name of its items
+	item  string // component schema of an item in openapi.json
 	// tsField and idField name the item's timestamp and id. When both are
 	// present an event's SSE id is "<ts>|<id>", and resumable streams
 	// (whose request takes since) resume from Last-Event-ID.

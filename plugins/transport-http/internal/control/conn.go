@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // maxFrameBytes bounds one inbound line. The daemon's own readers give up
@@ -171,9 +173,7 @@ func (c *conn) write(frame []byte) error {
 
 func encode(v any) ([]byte, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil { // Encode appends the '\n'
+	if err := rustjson.Encode(&b, v); err != nil { // a JSON line: Encode appends the '\n'
 		return nil, err
 	}
 	return b.Bytes(), nil

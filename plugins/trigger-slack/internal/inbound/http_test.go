@@ -2,9 +2,6 @@ package inbound
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,14 +10,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
 )
 
 const secret = "8f742231b10e8888abcd99yyyzzz85a5"
 
+// sign is Slack's request signature over body at Unix time ts.
 func sign(secret string, ts int64, body string) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	io.WriteString(mac, "v0:"+strconv.FormatInt(ts, 10)+":"+body)
-	return "v0=" + hex.EncodeToString(mac.Sum(nil))
+	_, sig := fakeslack.Sign(secret, time.Unix(ts, 0), []byte(body))
+	return sig
 }
 
 type sinkRecorder struct {
@@ -159,10 +158,10 @@ func TestAnswersBeforeDelivering(t *testing.T) {
 		}}
 	base := startHTTP(t, h)
 	defer close(release)
-	ts := time.Now().Unix()
-	req, _ := http.NewRequest("POST", base+"/e", strings.NewReader(callback))
-	req.Header.Set("X-Slack-Request-Timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("X-Slack-Signature", sign(secret, ts, callback))
+	req, err := fakeslack.EventRequest(base+"/e", secret, time.Now(), []byte(callback))
+	if err != nil {
+		t.Fatal(err)
+	}
 	client := &http.Client{Timeout: 2 * time.Second}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -2,95 +2,27 @@ package inbound
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
+	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
 	"github.com/slack-go/slack"
 )
 
-// miniSlack is the smallest Socket Mode server these unit tests need:
-// apps.connections.open, a websocket that says hello, pings, and reports
-// acks. The e2e suite's fakeslack is the full one.
-type miniSlack struct {
-	srv      *httptest.Server
-	authFail atomic.Bool
-	opens    atomic.Int32
-	conns    chan *websocket.Conn
-	acks     chan string
-	wmu      sync.Mutex
-}
+// The Socket runs against e2e/fakeslack, the project's one fake Slack:
+// apps.connections.open on slacktest, and a websocket that says hello,
+// pings, delivers what a test sends and records the acks in order.
 
-func newMiniSlack(t *testing.T) *miniSlack {
-	m := &miniSlack{conns: make(chan *websocket.Conn, 8), acks: make(chan string, 64)}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/apps.connections.open", func(w http.ResponseWriter, r *http.Request) {
-		m.opens.Add(1)
-		if m.authFail.Load() || r.Header.Get("Authorization") != "Bearer xapp-test" {
-			fmt.Fprint(w, `{"ok":false,"error":"invalid_auth"}`)
-			return
-		}
-		fmt.Fprintf(w, `{"ok":true,"url":"ws://%s/link"}`, r.Host)
-	})
-	mux.HandleFunc("/link", func(w http.ResponseWriter, r *http.Request) {
-		// slack-go sends Origin https://api.slack.com, as Slack expects.
-		up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		m.write(c, `{"type":"hello","num_connections":1,"connection_info":{"app_id":"A1"}}`)
-		m.conns <- c
-		stop := make(chan struct{})
-		defer close(stop)
-		go func() {
-			for {
-				select {
-				case <-stop:
-					return
-				case <-time.After(50 * time.Millisecond):
-					m.wmu.Lock()
-					_ = c.WriteControl(websocket.PingMessage, nil, time.Now().Add(time.Second))
-					m.wmu.Unlock()
-				}
-			}
-		}()
-		for {
-			_, msg, err := c.ReadMessage()
-			if err != nil {
-				return
-			}
-			var ack struct {
-				EnvelopeID string `json:"envelope_id"`
-			}
-			if json.Unmarshal(msg, &ack) == nil && ack.EnvelopeID != "" {
-				m.acks <- ack.EnvelopeID
-			}
-		}
-	})
-	m.srv = httptest.NewServer(mux)
-	t.Cleanup(m.srv.Close)
-	return m
-}
+// waitLimit bounds every wait of these tests.
+const waitLimit = 5 * time.Second
 
-func (m *miniSlack) write(c *websocket.Conn, s string) {
-	m.wmu.Lock()
-	defer m.wmu.Unlock()
-	_ = c.WriteMessage(websocket.TextMessage, []byte(s))
-}
-
-func envelope(id, inner string) string {
-	return `{"envelope_id":"` + id + `","type":"events_api","accepts_response_payload":false,"retry_attempt":0,"retry_reason":"",` +
-		`"payload":{"type":"event_callback","team_id":"T1","event_id":"Ev` + id + `","event":` + inner + `}}`
+// envelope is an events_api envelope for inner, first delivery, with
+// Slack event id "Ev"+id.
+func envelope(id string, inner map[string]any) []byte {
+	return fakeslack.EventsAPI(id, 0, fakeslack.Callback("T1", "Ev"+id, inner))
 }
 
 func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
@@ -98,15 +30,48 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(5 * time.Second):
+	case <-time.After(waitLimit):
 		t.Fatalf("timed out waiting for %s", what)
 	}
 	var zero T
 	return zero
 }
 
-func runSocket(t *testing.T, m *miniSlack, sink Sink) (*Status, context.CancelFunc, chan struct{}) {
-	api := slack.New("xoxb-test", slack.OptionAppLevelToken("xapp-test"), slack.OptionAPIURL(m.srv.URL+"/"))
+// within is a context that ends with the test or after waitLimit.
+func within(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// connected waits for the n-th websocket connection.
+func connected(t *testing.T, fake *fakeslack.Server, n int) {
+	t.Helper()
+	if err := fake.WaitConnections(within(t), n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// send delivers frame on the newest connection.
+func send(t *testing.T, fake *fakeslack.Server, frame []byte) {
+	t.Helper()
+	if err := fake.Send(frame); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// expectAcks waits for the acks so far, which must be want, in order.
+func expectAcks(t *testing.T, fake *fakeslack.Server, want ...string) {
+	t.Helper()
+	got, err := fake.WaitAcks(within(t), len(want))
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("acks %v (%v), want %v", got, err, want)
+	}
+}
+
+func runSocket(t *testing.T, fake *fakeslack.Server, sink Sink) (*Status, context.CancelFunc, chan struct{}) {
+	o := fake.Options()
+	api := slack.New(o.BotToken, slack.OptionAppLevelToken(o.AppToken), slack.OptionAPIURL(fake.APIBase()+"/"))
 	st := &Status{}
 	s := &Socket{API: api, Logger: slog.New(slog.DiscardHandler), Status: st, Sink: sink, AuthRetry: time.Hour}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -117,15 +82,13 @@ func runSocket(t *testing.T, m *miniSlack, sink Sink) (*Status, context.CancelFu
 }
 
 func TestSocketAckDeliverReconnect(t *testing.T) {
-	m := newMiniSlack(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
 	got := make(chan Delivery, 8)
-	st, _, _ := runSocket(t, m, func(ctx context.Context, d Delivery) error { got <- d; return nil })
+	st, _, _ := runSocket(t, fake, func(ctx context.Context, d Delivery) error { got <- d; return nil })
 
-	c := waitFor(t, m.conns, "first connection")
-	m.write(c, envelope("e1", `{"type":"app_mention","channel":"C1","ts":"1.1","user":"U1"}`))
-	if id := waitFor(t, m.acks, "ack"); id != "e1" {
-		t.Fatalf("acked %q", id)
-	}
+	connected(t, fake, 1)
+	send(t, fake, envelope("e1", fakeslack.Mention("C1", "U1", "", "1.1")))
+	expectAcks(t, fake, "e1")
 	d := waitFor(t, got, "delivery")
 	if d.Transport != "socket" || !strings.Contains(string(d.Payload), `"event_id":"Eve1"`) {
 		t.Fatalf("delivery = %+v", d)
@@ -134,45 +97,87 @@ func TestSocketAckDeliverReconnect(t *testing.T) {
 		t.Fatalf("status %+v, want connected once", s)
 	}
 
-	// Slack asks for a reconnect; the next event arrives on the new socket.
-	m.write(c, `{"type":"disconnect","reason":"refresh_requested","debug_info":{"host":"applink-1"}}`)
-	c2 := waitFor(t, m.conns, "second connection")
-	m.write(c2, envelope("e2", `{"type":"message","channel_type":"im","channel":"D1","ts":"2.2","user":"U1"}`)+"\n")
-	if id := waitFor(t, m.acks, "ack after reconnect"); id != "e2" {
-		t.Fatalf("acked %q", id)
+	// Slack asks for a reconnect; the next event arrives on the new socket,
+	// with a trailing newline slack-go must not choke on.
+	if err := fake.Disconnect("refresh_requested"); err != nil {
+		t.Fatal(err)
 	}
+	connected(t, fake, 2)
+	send(t, fake, append(envelope("e2", fakeslack.DirectMessage("D1", "U1", "", "2.2")), '\n'))
+	expectAcks(t, fake, "e1", "e2")
 	waitFor(t, got, "delivery after reconnect")
-	if m.opens.Load() != 2 {
-		t.Fatalf("apps.connections.open called %d times, want 2", m.opens.Load())
+	if n := fake.Opens(); n != 2 {
+		t.Fatalf("apps.connections.open called %d times, want 2", n)
 	}
 	if s := st.Get(); s.Phase != PhaseConnected || s.Connections != 2 {
 		t.Fatalf("status %+v", s)
 	}
 }
 
+// TestSocketRecoversFromOutages: a connection Slack drops without a word,
+// or a reconnect Slack refuses for a while with a non-auth error, is
+// reported as reconnecting and followed by a new socket that works.
+func TestSocketRecoversFromOutages(t *testing.T) {
+	cases := []struct {
+		name   string
+		outage func(*fakeslack.Server)
+		seen   string // the status's last error while it lasts ("" = not checked)
+		heal   func(*fakeslack.Server)
+	}{
+		{name: "connection dropped", outage: (*fakeslack.Server).DropConnections},
+		{name: "apps.connections.open failing", outage: func(f *fakeslack.Server) {
+			f.SetOpenError("internal_error") // before the drop, or the reconnect could win
+			f.DropConnections()
+		}, seen: "socket mode: internal_error", heal: func(f *fakeslack.Server) { f.SetOpenError("") }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := fakeslack.New(t, fakeslack.Options{})
+			st, _, _ := runSocket(t, fake, func(context.Context, Delivery) error { return nil })
+			connected(t, fake, 1)
+			send(t, fake, envelope("e1", fakeslack.Mention("C1", "U1", "", "1.1")))
+			expectAcks(t, fake, "e1")
+
+			tc.outage(fake)
+			if tc.seen != "" {
+				deadline := time.Now().Add(waitLimit)
+				for s := st.Get(); s.Phase != PhaseReconnecting || s.LastError != tc.seen; s = st.Get() {
+					if time.Now().After(deadline) {
+						t.Fatalf("status %+v, want reconnecting with %q", s, tc.seen)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			if tc.heal != nil {
+				tc.heal(fake)
+			}
+			connected(t, fake, 2)
+			send(t, fake, envelope("e2", fakeslack.Mention("C1", "U1", "", "2.2")))
+			expectAcks(t, fake, "e1", "e2")
+			if s := st.Get(); s.Phase != PhaseConnected || s.Connections != 2 {
+				t.Fatalf("status %+v, want connected a second time", s)
+			}
+		})
+	}
+}
+
 // TestSocketUntypedEventStillAckedAndDelivered: slack-go cannot type an
 // inner event it does not know; the envelope is still acked and delivered.
 func TestSocketUntypedEventStillAckedAndDelivered(t *testing.T) {
-	m := newMiniSlack(t)
+	fake := fakeslack.New(t, fakeslack.Options{})
 	got := make(chan Delivery, 8)
-	runSocket(t, m, func(ctx context.Context, d Delivery) error { got <- d; return nil })
-	c := waitFor(t, m.conns, "connection")
-	m.write(c, envelope("e9", `{"type":"brand_new_event_2030","channel":"C1","ts":"9.9"}`))
-	if id := waitFor(t, m.acks, "ack"); id != "e9" {
-		t.Fatalf("acked %q", id)
-	}
+	runSocket(t, fake, func(ctx context.Context, d Delivery) error { got <- d; return nil })
+	connected(t, fake, 1)
+	send(t, fake, envelope("e9", map[string]any{"type": "brand_new_event_2030", "channel": "C1", "ts": "9.9"}))
+	expectAcks(t, fake, "e9")
 	if d := waitFor(t, got, "delivery"); !strings.Contains(string(d.Payload), "brand_new_event_2030") {
 		t.Fatalf("delivery = %s", d.Payload)
 	}
 	// Slash commands and interactivity are not events this plugin maps,
 	// but Slack redelivers anything unacked: acked, not delivered.
-	m.write(c, `{"envelope_id":"s1","type":"slash_commands","accepts_response_payload":true,"payload":{"command":"/animus","text":"review","user_id":"U1","channel_id":"C1"}}`)
-	m.write(c, `{"envelope_id":"i1","type":"interactive","accepts_response_payload":false,"payload":{"type":"block_actions","user":{"id":"U1"}}}`)
-	for _, want := range []string{"s1", "i1"} {
-		if id := waitFor(t, m.acks, "ack of "+want); id != want {
-			t.Fatalf("acked %q, want %q", id, want)
-		}
-	}
+	send(t, fake, []byte(`{"envelope_id":"s1","type":"slash_commands","accepts_response_payload":true,"payload":{"command":"/animus","text":"review","user_id":"U1","channel_id":"C1"}}`))
+	send(t, fake, []byte(`{"envelope_id":"i1","type":"interactive","accepts_response_payload":false,"payload":{"type":"block_actions","user":{"id":"U1"}}}`))
+	expectAcks(t, fake, "e9", "s1", "i1")
 	select {
 	case d := <-got:
 		t.Fatalf("a slash command or interaction was delivered: %s", d.Payload)
@@ -181,10 +186,10 @@ func TestSocketUntypedEventStillAckedAndDelivered(t *testing.T) {
 }
 
 func TestSocketInvalidAuthDoesNotSpin(t *testing.T) {
-	m := newMiniSlack(t)
-	m.authFail.Store(true)
-	st, cancel, done := runSocket(t, m, func(context.Context, Delivery) error { return nil })
-	deadline := time.Now().Add(5 * time.Second)
+	fake := fakeslack.New(t, fakeslack.Options{})
+	fake.SetOpenError("invalid_auth")
+	st, cancel, done := runSocket(t, fake, func(context.Context, Delivery) error { return nil })
+	deadline := time.Now().Add(waitLimit)
 	for st.Get().Phase != PhaseAuthFailed && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -193,7 +198,7 @@ func TestSocketInvalidAuthDoesNotSpin(t *testing.T) {
 		t.Fatalf("status %+v, want auth_failed naming invalid_auth", s)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if n := m.opens.Load(); n != 1 {
+	if n := fake.Opens(); n != 1 {
 		t.Fatalf("apps.connections.open called %d times after invalid_auth, want 1 (no spinning)", n)
 	}
 	start := time.Now()
@@ -205,9 +210,9 @@ func TestSocketInvalidAuthDoesNotSpin(t *testing.T) {
 }
 
 func TestSocketStopsPromptlyWhileConnected(t *testing.T) {
-	m := newMiniSlack(t)
-	st, cancel, done := runSocket(t, m, func(context.Context, Delivery) error { return nil })
-	waitFor(t, m.conns, "connection")
+	fake := fakeslack.New(t, fakeslack.Options{})
+	st, cancel, done := runSocket(t, fake, func(context.Context, Delivery) error { return nil })
+	connected(t, fake, 1)
 	for st.Get().Phase != PhaseConnected {
 		time.Sleep(5 * time.Millisecond)
 	}

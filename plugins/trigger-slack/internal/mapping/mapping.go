@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // The event kinds, recorded in payload.kind and listed by trigger/schema.
@@ -220,15 +222,8 @@ func clean(v any) any {
 	return v
 }
 
-func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false) // "<@U123>" stays readable, as serde_json writes it
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+// marshal keeps "<@U123>" readable, as serde_json writes it.
+func marshal(v any) (json.RawMessage, error) { return rustjson.Marshal(v) }
 
 func str(m map[string]any, key string) string {
 	s, _ := m[key].(string)

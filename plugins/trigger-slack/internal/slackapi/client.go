@@ -35,11 +35,15 @@ type Options struct {
 	Transport http.RoundTripper
 }
 
-// Client is the shared Slack client.
+// Client is the shared Slack client: slack-go for Socket Mode, and the
+// plugin's own lenient Web API calls (webapi.go) for everything it asks
+// Slack itself.
 type Client struct {
 	api          *slack.Client
+	httpc        *http.Client
+	apiURL       string
+	botToken     string // sent in request bodies only; never logged
 	log          *slog.Logger
-	hasBotToken  bool
 	maxRetryWait time.Duration
 	sleep        func(ctx context.Context, d time.Duration) error
 }
@@ -55,7 +59,13 @@ func New(o Options) *Client {
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport
 	}
-	httpc := &http.Client{Transport: captureTransport{base: o.Transport}, Timeout: requestTimeout}
+	if o.APIURL == "" {
+		o.APIURL = slack.APIURL
+	}
+	if !strings.HasSuffix(o.APIURL, "/") { // method names are appended to it
+		o.APIURL += "/"
+	}
+	httpc := &http.Client{Transport: o.Transport, Timeout: requestTimeout}
 	api := slack.New(o.BotToken,
 		slack.OptionAppLevelToken(o.AppToken),
 		slack.OptionAPIURL(o.APIURL),
@@ -64,7 +74,8 @@ func New(o Options) *Client {
 		// the standard log package; route it through our JSON logger.
 		slack.OptionLog(LogAdapter(o.Logger)),
 	)
-	return &Client{api: api, log: o.Logger, hasBotToken: o.BotToken != "", maxRetryWait: o.MaxRetryWait, sleep: sleepCtx}
+	return &Client{api: api, httpc: httpc, apiURL: o.APIURL, botToken: o.BotToken, log: o.Logger,
+		maxRetryWait: o.MaxRetryWait, sleep: sleepCtx}
 }
 
 // API is the slack-go client, for socketmode.New.
@@ -112,16 +123,11 @@ func AuthError(err error) (string, bool) {
 
 // Identity calls auth.test with the bot token.
 func (c *Client) Identity(ctx context.Context) (Identity, error) {
-	var res *slack.AuthTestResponse
-	_, err := c.call(ctx, "auth.test", func(ctx context.Context) error {
-		var err error
-		res, err = c.api.AuthTestContext(ctx)
-		return err
-	})
+	ans, err := c.call(ctx, "auth.test", nil)
 	if err != nil {
 		return Identity{}, err
 	}
-	return Identity{TeamID: res.TeamID, UserID: res.UserID, BotID: res.BotID}, nil
+	return Identity{TeamID: ans.str("team_id"), UserID: ans.str("user_id"), BotID: ans.str("bot_id")}, nil
 }
 
 // logAdapter is the Output(calldepth, s) logger slack-go and socketmode

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"time"
-
-	"github.com/slack-go/slack"
+	"net/url"
+	"strings"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 )
@@ -27,83 +25,71 @@ const (
 // maxBodyInError bounds the Slack body copied into error data.
 const maxBodyInError = 8 << 10
 
-// call runs one Slack request with a fresh capture. A rate limit is
-// retried once, after Retry-After, when that is at most maxRetryWait;
-// Slack asks for exactly that and one retry keeps a phase from hanging.
-// Errors come back as *pluginkit.Error, except the caller's own
+// call runs one Web API method. A rate limit is retried once, after
+// Retry-After, when that is at most maxRetryWait; Slack asks for exactly
+// that and one retry keeps a phase from hanging. The answer is that of an
+// ok:true; errors come back as *pluginkit.Error, except the caller's own
 // cancellation, which pluginkit reports as cancelled or timeout.
-func (c *Client) call(ctx context.Context, method string, fn func(context.Context) error) ([]byte, error) {
+func (c *Client) call(ctx context.Context, method string, form url.Values) (answer, error) {
 	for attempt := 0; ; attempt++ {
-		cctx, capt := withCapture(ctx)
-		err := fn(cctx)
-		status, body, header := capt.get()
+		ex := c.post(ctx, method, form)
+		ans, err := ex.interpret(method)
 		if err == nil {
-			return body, nil
+			return ans, nil
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return answer{}, ctx.Err()
 		}
-		wait, limited := rateLimit(err, status, header)
-		if limited && attempt == 0 && wait <= c.maxRetryWait {
+		if wait := ex.retryAfter(); ex.status == http.StatusTooManyRequests && attempt == 0 && wait <= c.maxRetryWait {
 			c.log.Warn("slack rate limited; retrying once", "method", method, "retry_after", wait)
 			if err := c.sleep(ctx, wait); err != nil {
-				return nil, err
+				return answer{}, err
 			}
 			continue
 		}
-		return nil, mapError(method, err, status, body, wait, limited)
+		return answer{}, err
 	}
 }
 
-// rateLimit reports whether err is a 429 and how long Slack asked to wait
-// (slack-go's RateLimitedError when Retry-After is present; a bare 429
-// otherwise, for which one second is the conventional minimum).
-func rateLimit(err error, status int, header http.Header) (time.Duration, bool) {
-	var rl *slack.RateLimitedError
-	if errors.As(err, &rl) {
-		return max(rl.RetryAfter, time.Second), true
-	}
-	if status != http.StatusTooManyRequests {
-		return 0, false
-	}
-	wait := time.Second
-	if s, perr := strconv.Atoi(header.Get("Retry-After")); perr == nil && s > 1 {
-		wait = time.Duration(s) * time.Second
-	}
-	return wait, true
-}
-
-// mapError turns a slack-go failure into the reference plugin's error.
-func mapError(method string, err error, status int, body []byte, wait time.Duration, limited bool) *pluginkit.Error {
-	var se slack.SlackErrorResponse
-	var sc slack.StatusCodeError
-	var syntax *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
+// interpret turns one exchange into Slack's answer or the reference
+// plugin's error. Only ok and error decide: a 200 whose ok is true is a
+// success whatever else the answer holds, since Slack has acted on it.
+func (ex exchange) interpret(method string) (answer, *pluginkit.Error) {
 	switch {
-	case limited:
-		return pluginkit.Errorf(CategoryHTTP, "slack http %d", http.StatusTooManyRequests).
-			WithData("status", http.StatusTooManyRequests).
-			WithData("retry_after_ms", wait.Milliseconds()).
-			WithData("body", textBody(body)).Wrap(err)
-	case errors.As(err, &se):
-		e := pluginkit.Errorf(CategorySlackError, "slack api error: %s", se.Err).WithData("slack_error", se.Err)
-		if json.Valid(body) && len(body) <= maxBodyInError {
-			e = e.WithData("body", json.RawMessage(body))
-		}
-		return e.Wrap(err)
-	case errors.As(err, &sc):
-		return pluginkit.Errorf(CategoryHTTP, "slack http %d", sc.Code).
-			WithData("status", sc.Code).WithData("body", textBody(body)).Wrap(err)
-	case status != 0 && status != http.StatusOK:
-		// A non-2xx slack-go could not classify (a malformed Retry-After).
-		return pluginkit.Errorf(CategoryHTTP, "slack http %d", status).
-			WithData("status", status).WithData("body", textBody(body)).Wrap(err)
-	case errors.As(err, &syntax), errors.As(err, &typeErr), errors.Is(err, errDecode),
-		status == http.StatusOK && !json.Valid(body):
-		return pluginkit.Errorf(CategoryDecode, "slack decode: %s: %v", method, err).Wrap(err)
-	default:
-		return pluginkit.Errorf(CategoryTransport, "slack transport: %s: %v", method, err).Wrap(err)
+	case ex.err != nil:
+		return answer{}, pluginkit.Errorf(CategoryTransport, "slack transport: %s: %v", method, ex.err).Wrap(ex.err)
+	case ex.status == http.StatusTooManyRequests:
+		return answer{}, pluginkit.Errorf(CategoryHTTP, "slack http %d", ex.status).
+			WithData("status", ex.status).
+			WithData("retry_after_ms", ex.retryAfter().Milliseconds()).
+			WithData("body", textBody(ex.body))
+	case ex.status != http.StatusOK:
+		// Slack sends HTML with 5xx; it is kept as text, not parsed.
+		return answer{}, pluginkit.Errorf(CategoryHTTP, "slack http %d", ex.status).
+			WithData("status", ex.status).WithData("body", textBody(ex.body))
 	}
+	ans, err := parseAnswer(ex.body)
+	if err != nil {
+		return answer{}, decodeError(method, err)
+	}
+	if ans.ok() {
+		return ans, nil
+	}
+	code := strings.TrimSpace(ans.str("error"))
+	if code == "" {
+		// Not a success, but not an error Slack named either: nothing a
+		// caller could act on, so it is reported as undecodable.
+		return answer{}, decodeError(method, decodeErr("answer has neither ok:true nor an error code"))
+	}
+	e := pluginkit.Errorf(CategorySlackError, "slack api error: %s", code).WithData("slack_error", code)
+	if len(ex.body) <= maxBodyInError {
+		e = e.WithData("body", json.RawMessage(ex.body))
+	}
+	return answer{}, e
+}
+
+func decodeError(method string, err error) *pluginkit.Error {
+	return pluginkit.Errorf(CategoryDecode, "slack decode: %s: %v", method, err).Wrap(err)
 }
 
 // errDecode marks a response that parsed but lacks what the call needs.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -111,48 +112,84 @@ func decodeBlocks(raw json.RawMessage) ([]slack.Block, error) {
 }
 
 func (c *Client) requireBotToken() error {
-	if !c.hasBotToken {
+	if c.botToken == "" {
 		return pluginkit.Errorf(CategoryMissingToken, "SLACK_BOT_TOKEN unset")
 	}
 	return nil
 }
 
-func messageOptions(text, threadTS string, blocks json.RawMessage) []slack.MsgOption {
-	var opts []slack.MsgOption
+// messageForm is the form slack-go's MsgOptionText (unescaped), MsgOptionTS
+// and MsgOptionBlocks produce, blocks re-encoded from slack-go's types as
+// before, so Slack sees the same request it always did.
+func messageForm(channel, text, threadTS string, blocks json.RawMessage) (url.Values, error) {
+	form := url.Values{"channel": {channel}}
 	if text != "" {
-		opts = append(opts, slack.MsgOptionText(text, false))
+		form.Set("text", text)
 	}
 	if threadTS != "" {
-		opts = append(opts, slack.MsgOptionTS(threadTS))
+		form.Set("thread_ts", threadTS)
 	}
-	if set, _ := decodeBlocks(blocks); len(set) > 0 { // validated already
-		opts = append(opts, slack.MsgOptionBlocks(set...))
+	set, err := decodeBlocks(blocks)
+	if err != nil {
+		return nil, err
 	}
-	return opts
+	if len(set) > 0 {
+		b, err := json.Marshal(set)
+		if err != nil {
+			return nil, pluginkit.InvalidParams("invalid params: field %q: %v", "blocks", err).WithData("field", "blocks")
+		}
+		form.Set("blocks", string(b))
+	}
+	return form, nil
 }
 
 // PostMessage is slack/chat_post_message: chat.postMessage; the result is
-// Slack's JSON response (ok, channel, ts, message).
+// Slack's JSON response (ok, channel, ts, message), passed through as sent.
 func (c *Client) PostMessage(ctx context.Context, p *PostMessageParams) (json.RawMessage, error) {
 	if err := c.requireBotToken(); err != nil {
 		return nil, err
 	}
-	return c.call(ctx, "chat.postMessage", func(ctx context.Context) error {
-		_, _, err := c.api.PostMessageContext(ctx, p.Channel, messageOptions(p.Text, p.ThreadTS, p.Blocks)...)
-		return err
-	})
+	form, err := messageForm(p.Channel, p.Text, p.ThreadTS, p.Blocks)
+	if err != nil {
+		return nil, err
+	}
+	ans, err := c.call(ctx, "chat.postMessage", form)
+	if err != nil {
+		return nil, err
+	}
+	c.posted("chat.postMessage", ans, "ts")
+	return ans.raw, nil
 }
 
 // PostEphemeral is slack/chat_post_ephemeral: chat.postEphemeral; the
-// result is Slack's JSON response (ok, message_ts).
+// result is Slack's JSON response (ok, message_ts), passed through as sent.
 func (c *Client) PostEphemeral(ctx context.Context, p *PostEphemeralParams) (json.RawMessage, error) {
 	if err := c.requireBotToken(); err != nil {
 		return nil, err
 	}
-	return c.call(ctx, "chat.postEphemeral", func(ctx context.Context) error {
-		_, err := c.api.PostEphemeralContext(ctx, p.Channel, p.User, messageOptions(p.Text, "", p.Blocks)...)
-		return err
-	})
+	form, err := messageForm(p.Channel, p.Text, "", p.Blocks)
+	if err != nil {
+		return nil, err
+	}
+	form.Set("user", p.User)
+	ans, err := c.call(ctx, "chat.postEphemeral", form)
+	if err != nil {
+		return nil, err
+	}
+	c.posted("chat.postEphemeral", ans, "message_ts")
+	return ans.raw, nil
+}
+
+// posted logs a successful post. An ok:true without the timestamp callers
+// thread replies on is still a success (the message exists, and failing
+// would make a retrying host post it twice), but it is worth a warning.
+func (c *Client) posted(method string, ans answer, tsField string) {
+	ts := ans.str(tsField)
+	if ts == "" {
+		c.log.Warn("slack accepted the message but its answer has no "+tsField, "method", method)
+		return
+	}
+	c.log.Debug("slack message posted", "method", method, "channel", ans.str("channel"), tsField, ts)
 }
 
 // SendDM is slack/send_dm: conversations.open with the user, then
@@ -162,18 +199,15 @@ func (c *Client) SendDM(ctx context.Context, p *SendDMParams) (json.RawMessage, 
 	if err := c.requireBotToken(); err != nil {
 		return nil, err
 	}
-	var channel string
-	if _, err := c.call(ctx, "conversations.open", func(ctx context.Context) error {
-		ch, _, _, err := c.api.OpenConversationContext(ctx, &slack.OpenConversationParameters{Users: []string{p.UserID}})
-		if err == nil {
-			if ch == nil || ch.ID == "" {
-				return decodeErr("conversations.open returned no channel.id")
-			}
-			channel = ch.ID
-		}
-		return err
-	}); err != nil {
+	// return_im=false is what slack-go sent: the answer then carries no
+	// latest message, and only channel.id is read anyway.
+	ans, err := c.call(ctx, "conversations.open", url.Values{"users": {p.UserID}, "return_im": {"false"}})
+	if err != nil {
 		return nil, err
+	}
+	channel := ans.str("channel", "id")
+	if channel == "" {
+		return nil, decodeError("conversations.open", decodeErr("conversations.open returned no channel.id"))
 	}
 	return c.PostMessage(ctx, &PostMessageParams{Channel: channel, Text: p.Text, Blocks: p.Blocks})
 }

@@ -34,9 +34,10 @@ type reply struct {
 }
 
 type call struct {
-	method string
-	form   url.Values
-	auth   string
+	method      string
+	form        url.Values
+	auth        string
+	contentType string
 }
 
 func newFake(t *testing.T) *fake {
@@ -63,7 +64,8 @@ func (f *fake) handler(method string) http.HandlerFunc {
 		body, _ := io.ReadAll(r.Body)
 		form, _ := url.ParseQuery(string(body))
 		f.mu.Lock()
-		f.calls = append(f.calls, call{method: method, form: form, auth: r.Header.Get("Authorization")})
+		f.calls = append(f.calls, call{method: method, form: form, auth: r.Header.Get("Authorization"),
+			contentType: r.Header.Get("Content-Type")})
 		rs := f.replies[method]
 		rep := reply{status: 200, body: `{"ok":true}`}
 		if len(rs) > 0 {

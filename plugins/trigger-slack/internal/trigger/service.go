@@ -3,9 +3,9 @@ package trigger
 import (
 	"context"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/plugins/trigger-slack/internal/config"
@@ -39,6 +39,10 @@ type Service struct {
 	identity atomic.Pointer[mapping.Identity]
 	storeErr atomic.Pointer[string] // last seen-set failure, for health
 	stats    Stats
+
+	// identityRetry is the wait between background auth.test attempts
+	// (defaultIdentityRetry; a field so tests need not wait that long).
+	identityRetry time.Duration
 }
 
 // Stats counts what the emitter did (for tests and debug logs).
@@ -56,6 +60,8 @@ func New(cfg config.Config) *Service {
 		log:    slog.New(slog.DiscardHandler),
 		status: &inbound.Status{},
 		queue:  make(chan inbound.Delivery, queueSize),
+
+		identityRetry: defaultIdentityRetry,
 	}
 }
 
@@ -81,11 +87,7 @@ func (s *Service) Register(mux *pluginkit.Mux) {
 func (s *Service) Init(ctx context.Context, peer *pluginkit.Peer, params pluginkit.InitializeParams) error {
 	s.log = peer.Logger()
 	s.notify = peer.Notify
-	if b, ok := params.ProjectBinding(); ok {
-		s.projectRoot = b.ProjectRoot
-	} else if wd, err := os.Getwd(); err == nil {
-		s.projectRoot = wd // the daemon spawns triggers with cwd = project root
-	}
+	s.projectRoot = params.ProjectRoot()
 	s.slack = slackapi.New(slackapi.Options{
 		BotToken: s.cfg.BotToken,
 		AppToken: s.cfg.AppToken,

@@ -231,3 +231,57 @@ func TestHealthPhases(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthWhileWatching: the states TestHealthPhases does not reach: an
+// Events API listener, a failed one, and a seen-set failure on a healthy
+// stream.
+func TestHealthWhileWatching(t *testing.T) {
+	storeDown := "dedup store unavailable; emitting without dedup"
+	cases := []struct {
+		name     string
+		mode     string
+		phase    inbound.Phase
+		lastErr  string
+		storeErr *string
+		want     pluginkit.HealthStatus
+		err      string
+	}{
+		{"events api not started yet", "http", inbound.PhaseIdle, "", nil, pluginkit.Degraded, "events api idle"},
+		{"events api listening", "http", inbound.PhaseListening, "", nil, pluginkit.Healthy, ""},
+		{"events api listener died", "http", inbound.PhaseFailed, "events api listener: accept: too many files", nil, pluginkit.Unhealthy, "too many files"},
+		{"failed without a reason", "http", inbound.PhaseFailed, "", nil, pluginkit.Unhealthy, "failed"},
+		{"listening, seen-set down", "http", inbound.PhaseListening, "", &storeDown, pluginkit.Degraded, storeDown},
+		{"connected, seen-set down", "socket", inbound.PhaseConnected, "", &storeDown, pluginkit.Degraded, storeDown},
+		{"stopped", "socket", inbound.PhaseStopped, "", nil, pluginkit.Degraded, "socket mode stopped"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(config.Load(func(k string) string { return map[string]string{"SLACK_MODE": tc.mode}[k] }))
+			s.watching.Store(true)
+			s.status.Set(tc.phase, tc.lastErr)
+			s.storeErr.Store(tc.storeErr)
+			h := s.Health(context.Background())
+			if h.Status != tc.want || !strings.Contains(h.LastError, tc.err) || (tc.err == "") != (h.LastError == "") {
+				t.Fatalf("health %+v, want %s with %q", h, tc.want, tc.err)
+			}
+		})
+	}
+}
+
+// TestCloseIsIdempotent: Close closes the seen-set once; without a watch
+// there is nothing to close.
+func TestCloseIsIdempotent(t *testing.T) {
+	s := newEmitterService(t, &notifier{})
+	st := s.store.Load()
+	for i := 0; i < 2; i++ {
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatalf("Close %d: %v", i, err)
+		}
+	}
+	if s.store.Load() != nil {
+		t.Fatal("store still set after Close")
+	}
+	if _, err := st.AckStatus(context.Background(), "x"); err == nil {
+		t.Fatal("the seen-set is still open after Close")
+	}
+}

@@ -22,9 +22,9 @@ import (
 // waits 3 s for the whole watch, and the daemon does not wait at all.
 const identityTimeout = 2 * time.Second
 
-// identityRetry is how often a failed auth.test is retried in the
+// defaultIdentityRetry is how often a failed auth.test is retried in the
 // background (the bot_id filter works meanwhile).
-const identityRetry = 30 * time.Second
+const defaultIdentityRetry = 30 * time.Second
 
 // WatchParams are TriggerWatchParams. config is forwarded from workflow
 // YAML by hosts that do so; only config.trigger_id is read. cursor is
@@ -144,7 +144,7 @@ func (s *Service) setIdentity(id slackapi.Identity) {
 
 func (s *Service) retryIdentity(ctx context.Context) {
 	for s.identity.Load() == nil {
-		t := time.NewTimer(identityRetry)
+		t := time.NewTimer(s.identityRetry)
 		select {
 		case <-ctx.Done():
 			t.Stop()
