@@ -21,7 +21,9 @@
 //     ok:false error codes (channel_not_found, no_text, user_not_found, …),
 //     and, on request (FailNext for the next calls, SetFailure until
 //     cleared), another error code, 429 with Retry-After, 5xx with an HTML
-//     body, or a verbatim body for answers slack-go cannot decode;
+//     body, or a verbatim body for answers slack-go cannot decode; every
+//     call is recorded (Calls) with its form, Authorization and
+//     Content-Type, and the status and body the fake answered;
 //   - with EchoBotMessages, a message the bot posts into a DM comes back as
 //     a message.im event from the bot's own user, as Slack sends it, so loop
 //     protection can be tested for real.

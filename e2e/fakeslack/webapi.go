@@ -11,12 +11,19 @@ import (
 	"time"
 )
 
-// Call is one recorded Web API request.
+// Call is one recorded Web API request and the fake's answer to it.
 type Call struct {
-	Method string
-	Form   url.Values // form-encoded params (slack-go's encoding)
-	Auth   string     // Authorization header as sent
-	At     time.Time
+	Method      string
+	Form        url.Values // form-encoded params (slack-go's encoding)
+	Auth        string     // Authorization header as sent
+	ContentType string     // Content-Type header as sent
+	At          time.Time
+	// Status and Answer are the HTTP status and the body the fake
+	// answered, as sent (an injected Failure's included). They are in
+	// place before the client can have read the answer, so a test that
+	// has its answer sees them in Calls.
+	Status int
+	Answer string
 }
 
 // Failure is an injected answer for the next call of a method.
@@ -58,8 +65,8 @@ func (s *Server) SetFailure(method string, f Failure) {
 
 type handler func(w http.ResponseWriter, form url.Values)
 
-// webMethod wraps a method handler: record, apply an injected failure,
-// check the token, answer.
+// webMethod wraps a method handler: record the call, apply an injected
+// failure, check the token, answer, and record the answer.
 func (s *Server) webMethod(method string, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
@@ -68,7 +75,9 @@ func (s *Server) webMethod(method string, h handler) http.HandlerFunc {
 			form[k] = v
 		}
 		s.mu.Lock()
-		s.calls = append(s.calls, Call{Method: method, Form: form, Auth: r.Header.Get("Authorization"), At: time.Now()})
+		s.calls = append(s.calls, Call{Method: method, Form: form, Auth: r.Header.Get("Authorization"),
+			ContentType: r.Header.Get("Content-Type"), At: time.Now()})
+		w = answerRecorder{ResponseWriter: w, s: s, call: len(s.calls) - 1}
 		var f *Failure
 		if q := s.failures[method]; len(q) > 0 {
 			f, s.failures[method] = &q[0], q[1:]
@@ -95,6 +104,30 @@ func (s *Server) webMethod(method string, h handler) http.HandlerFunc {
 			h(w, form)
 		}
 	}
+}
+
+// answerRecorder copies a method's answer into its Call before passing
+// it on, so the record is complete by the time the client reads the end.
+type answerRecorder struct {
+	http.ResponseWriter
+	s    *Server
+	call int // index in s.calls
+}
+
+func (a answerRecorder) WriteHeader(status int) {
+	a.s.mu.Lock()
+	a.s.calls[a.call].Status = status
+	a.s.mu.Unlock()
+	a.ResponseWriter.WriteHeader(status)
+}
+
+func (a answerRecorder) Write(p []byte) (int, error) {
+	a.s.mu.Lock()
+	c := &a.s.calls[a.call]
+	c.Status = cmp.Or(c.Status, http.StatusOK) // a Write without WriteHeader sends 200
+	c.Answer += string(p)
+	a.s.mu.Unlock()
+	return a.ResponseWriter.Write(p)
 }
 
 func (s *Server) fail(w http.ResponseWriter, f Failure) bool {

@@ -1,6 +1,6 @@
 module github.com/animus-plugins/animus-plugins/plugins/subject-sqlite
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/animus-plugins/animus-plugins/pkg/golden v0.0.0
@@ -10,6 +10,8 @@ require (
 )
 
 require github.com/mattn/go-sqlite3 v1.14.53
+
+require golang.org/x/tools v0.52.0 // indirect
 
 replace (
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit => ../../pkg/pluginkit

@@ -4,104 +4,39 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/url"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/slack-go/slack/slacktest"
-
+	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 )
 
-// fake is a slacktest server whose Web API methods are scripted per test:
-// each call pops the next reply for its method (the last one repeats).
-type fake struct {
-	srv *slacktest.Server
+// botToken is the bot token the fake accepts and the clients send.
+const botToken = "xoxb-1"
 
-	mu      sync.Mutex
-	replies map[string][]reply
-	calls   []call
+// newFake starts the project's fake Slack accepting botToken.
+func newFake(t *testing.T) *fakeslack.Server {
+	return fakeslack.New(t, fakeslack.Options{BotToken: botToken})
 }
 
-type reply struct {
-	status     int
-	retryAfter string
-	body       string
-}
-
-type call struct {
-	method      string
-	form        url.Values
-	auth        string
-	contentType string
-}
-
-func newFake(t *testing.T) *fake {
-	f := &fake{replies: map[string][]reply{}}
-	bind := func(c slacktest.Customize) {
-		for _, m := range []string{"chat.postMessage", "chat.postEphemeral", "conversations.open", "auth.test"} {
-			c.Handle("/"+m, f.handler(m))
-		}
-	}
-	f.srv = slacktest.NewTestServer(bind)
-	f.srv.Start()
-	t.Cleanup(f.srv.Stop)
-	return f
-}
-
-func (f *fake) script(method string, rs ...reply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.replies[method] = rs
-}
-
-func (f *fake) handler(method string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		form, _ := url.ParseQuery(string(body))
-		f.mu.Lock()
-		f.calls = append(f.calls, call{method: method, form: form, auth: r.Header.Get("Authorization"),
-			contentType: r.Header.Get("Content-Type")})
-		rs := f.replies[method]
-		rep := reply{status: 200, body: `{"ok":true}`}
-		if len(rs) > 0 {
-			rep = rs[0]
-			if len(rs) > 1 {
-				f.replies[method] = rs[1:]
-			}
-		}
-		f.mu.Unlock()
-		if rep.retryAfter != "" {
-			w.Header().Set("Retry-After", rep.retryAfter)
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(rep.status)
-		io.WriteString(w, rep.body)
-	}
-}
-
-func (f *fake) callsTo(method string) []call {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []call
-	for _, c := range f.calls {
-		if c.method == method {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// client returns a Client on the fake with sleeps recorded, not slept.
-func (f *fake) client(botToken string) (*Client, *[]time.Duration) {
-	c := New(Options{BotToken: botToken, APIURL: f.srv.GetAPIURL()})
+// client returns a Client with token on s, its sleeps recorded, not slept.
+func client(s *fakeslack.Server, token string) (*Client, *[]time.Duration) {
+	c := New(Options{BotToken: token, APIURL: s.APIBase()})
 	var slept []time.Duration
 	c.sleep = func(ctx context.Context, d time.Duration) error { slept = append(slept, d); return ctx.Err() }
 	return c, &slept
+}
+
+// lastCall is the latest recorded call of method.
+func lastCall(t *testing.T, s *fakeslack.Server, method string) fakeslack.Call {
+	t.Helper()
+	calls := s.Calls(method)
+	if len(calls) == 0 {
+		t.Fatalf("no %s call; methods called: %v", method, s.Methods())
+	}
+	return calls[len(calls)-1]
 }
 
 func wantPluginError(t *testing.T, err error, code int, category pluginkit.Category, msg string) *pluginkit.Error {
@@ -116,12 +51,9 @@ func wantPluginError(t *testing.T, err error, code int, category pluginkit.Categ
 	return pe
 }
 
-const postOK = `{"ok":true,"channel":"C1","ts":"1715701400.000100","message":{"type":"message","text":"done","bot_id":"B1","ts":"1715701400.000100"}}`
-
 func TestPostMessage(t *testing.T) {
-	f := newFake(t)
-	c, _ := f.client("xoxb-1")
-	f.script("chat.postMessage", reply{status: 200, body: postOK})
+	s := newFake(t)
+	c, _ := client(s, botToken)
 	res, err := c.PostMessage(context.Background(), &PostMessageParams{
 		Channel: "C1", Text: "done", ThreadTS: "1715701234.000100",
 		Blocks: json.RawMessage(`[{"type":"section","text":{"type":"mrkdwn","text":"*done*"}}]`),
@@ -129,145 +61,134 @@ func TestPostMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(res) != postOK {
-		t.Fatalf("result = %s, want Slack's whole response", res)
-	}
-	calls := f.callsTo("chat.postMessage")
+	calls := s.Calls("chat.postMessage")
 	if len(calls) != 1 {
 		t.Fatalf("%d calls", len(calls))
 	}
-	form := calls[0].form
+	if string(res) != calls[0].Answer {
+		t.Fatalf("result = %s, want Slack's whole response %s", res, calls[0].Answer)
+	}
+	form := calls[0].Form
 	if form.Get("channel") != "C1" || form.Get("text") != "done" || form.Get("thread_ts") != "1715701234.000100" ||
 		!strings.Contains(form.Get("blocks"), `"*done*"`) {
 		t.Fatalf("form = %v", form)
 	}
-	if form.Get("token") != "xoxb-1" && calls[0].auth != "Bearer xoxb-1" {
-		t.Fatalf("bot token not sent: form %v auth %q", form, calls[0].auth)
+	if form.Get("token") != botToken && calls[0].Auth != "Bearer "+botToken {
+		t.Fatalf("bot token not sent: form %v auth %q", form, calls[0].Auth)
 	}
 }
 
 func TestPostEphemeralAndSendDM(t *testing.T) {
-	f := newFake(t)
-	c, _ := f.client("xoxb-1")
-	f.script("chat.postEphemeral", reply{status: 200, body: `{"ok":true,"message_ts":"1.5"}`})
+	s := newFake(t)
+	c, _ := client(s, botToken)
 	res, err := c.PostEphemeral(context.Background(), &PostEphemeralParams{Channel: "C1", User: "U1", Text: "psst"})
-	if err != nil || string(res) != `{"ok":true,"message_ts":"1.5"}` {
-		t.Fatalf("PostEphemeral = %s, %v", res, err)
+	eph := lastCall(t, s, "chat.postEphemeral")
+	if err != nil || string(res) != eph.Answer {
+		t.Fatalf("PostEphemeral = %s, %v; Slack answered %s", res, err, eph.Answer)
 	}
-	if form := f.callsTo("chat.postEphemeral")[0].form; form.Get("user") != "U1" || form.Get("channel") != "C1" {
+	if form := eph.Form; form.Get("user") != "U1" || form.Get("channel") != "C1" {
 		t.Fatalf("form = %v", form)
 	}
 
-	f.script("conversations.open", reply{status: 200, body: `{"ok":true,"channel":{"id":"D42"}}`})
-	f.script("chat.postMessage", reply{status: 200, body: postOK})
 	res, err = c.SendDM(context.Background(), &SendDMParams{UserID: "U7", Text: "hello"})
-	if err != nil || string(res) != postOK {
-		t.Fatalf("SendDM = %s, %v", res, err)
+	post := lastCall(t, s, "chat.postMessage")
+	if err != nil || string(res) != post.Answer {
+		t.Fatalf("SendDM = %s, %v; chat.postMessage answered %s", res, err, post.Answer)
 	}
-	if form := f.callsTo("conversations.open")[0].form; form.Get("users") != "U7" {
+	if form := lastCall(t, s, "conversations.open").Form; form.Get("users") != "U7" {
 		t.Fatalf("conversations.open form = %v", form)
 	}
-	if form := f.callsTo("chat.postMessage")[0].form; form.Get("channel") != "D42" || form.Get("text") != "hello" {
-		t.Fatalf("chat.postMessage form = %v", form)
+	if form := post.Form; form.Get("channel") != fakeslack.DMChannel("U7") || form.Get("text") != "hello" {
+		t.Fatalf("chat.postMessage form = %v, want the channel conversations.open returned", form)
 	}
 }
 
 func TestOutboundErrors(t *testing.T) {
 	cases := []struct {
-		name      string
-		replies   []reply
-		category  pluginkit.Category
-		msg       string
-		calls     int
-		slept     []time.Duration
-		checkData func(t *testing.T, d map[string]any)
+		name     string
+		inject   []fakeslack.Failure // chat.postMessage's answers, before the normal one
+		category pluginkit.Category
+		msg      string
+		calls    int
+		slept    []time.Duration
+		// checkData checks the error's data against the last answer.
+		checkData func(t *testing.T, d map[string]any, answer string)
 	}{
-		{name: "ok false", replies: []reply{{200, "", `{"ok":false,"error":"channel_not_found"}`}},
+		{name: "ok false", inject: []fakeslack.Failure{{Error: "channel_not_found"}},
 			category: CategorySlackError, msg: "slack api error: channel_not_found", calls: 1,
-			checkData: func(t *testing.T, d map[string]any) {
-				if d["slack_error"] != "channel_not_found" || string(d["body"].(json.RawMessage)) != `{"ok":false,"error":"channel_not_found"}` {
-					t.Fatalf("data = %v", d)
+			checkData: func(t *testing.T, d map[string]any, answer string) {
+				if d["slack_error"] != "channel_not_found" || string(d["body"].(json.RawMessage)) != answer {
+					t.Fatalf("data = %v, want Slack's answer %s", d, answer)
 				}
 			}},
-		{name: "429 then ok is retried once", replies: []reply{{429, "2", `{"ok":false,"error":"ratelimited"}`}, {200, "", postOK}},
+		{name: "429 then ok is retried once", inject: []fakeslack.Failure{{Status: 429, RetryAfter: "2"}},
 			calls: 2, slept: []time.Duration{2 * time.Second}},
-		{name: "429 twice", replies: []reply{{429, "1", ``}},
+		{name: "429 twice", inject: []fakeslack.Failure{{Status: 429, RetryAfter: "1"}, {Status: 429, RetryAfter: "1"}},
 			category: CategoryHTTP, msg: "slack http 429", calls: 2, slept: []time.Duration{time.Second},
-			checkData: func(t *testing.T, d map[string]any) {
+			checkData: func(t *testing.T, d map[string]any, _ string) {
 				if d["status"] != 429 || d["retry_after_ms"] != int64(1000) {
 					t.Fatalf("data = %v", d)
 				}
 			}},
-		{name: "429 with a long Retry-After is not retried", replies: []reply{{429, "30", ``}},
+		{name: "429 with a long Retry-After is not retried", inject: []fakeslack.Failure{{Status: 429, RetryAfter: "30"}},
 			category: CategoryHTTP, msg: "slack http 429", calls: 1,
-			checkData: func(t *testing.T, d map[string]any) {
+			checkData: func(t *testing.T, d map[string]any, _ string) {
 				if d["retry_after_ms"] != int64(30000) {
 					t.Fatalf("data = %v", d)
 				}
 			}},
-		{name: "429 without Retry-After", replies: []reply{{429, "", `slow down`}},
+		{name: "429 without Retry-After", inject: []fakeslack.Failure{{Status: 429}, {Status: 429}},
 			category: CategoryHTTP, msg: "slack http 429", calls: 2, slept: []time.Duration{time.Second}},
-		{name: "503", replies: []reply{{503, "", `<html>upstream down</html>`}},
+		{name: "503", inject: []fakeslack.Failure{{Status: 503}},
 			category: CategoryHTTP, msg: "slack http 503", calls: 1,
-			checkData: func(t *testing.T, d map[string]any) {
-				if d["status"] != 503 || d["body"] != "<html>upstream down</html>" {
-					t.Fatalf("data = %v", d)
+			checkData: func(t *testing.T, d map[string]any, answer string) {
+				if d["status"] != 503 || !strings.HasPrefix(answer, "<html>") || d["body"] != answer {
+					t.Fatalf("data = %v, want Slack's HTML page %q as text", d, answer)
 				}
 			}},
-		{name: "not json", replies: []reply{{200, "", `{"ok":tru`}},
+		{name: "not json", inject: []fakeslack.Failure{{Body: `{"ok":tru`}},
 			category: CategoryDecode, msg: "slack decode: chat.postMessage", calls: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t)
-			c, slept := f.client("xoxb-1")
-			f.script("chat.postMessage", tc.replies...)
+			s := newFake(t)
+			c, slept := client(s, botToken)
+			s.FailNext("chat.postMessage", tc.inject...)
 			res, err := c.PostMessage(context.Background(), &PostMessageParams{Channel: "C1", Text: "x"})
-			if n := len(f.callsTo("chat.postMessage")); n != tc.calls {
+			if n := len(s.Calls("chat.postMessage")); n != tc.calls {
 				t.Fatalf("%d calls, want %d", n, tc.calls)
 			}
-			if !equalDurations(*slept, tc.slept) {
+			if !slices.Equal(*slept, tc.slept) {
 				t.Fatalf("slept %v, want %v", *slept, tc.slept)
 			}
+			last := lastCall(t, s, "chat.postMessage")
 			if tc.category == "" {
-				if err != nil || string(res) != postOK {
-					t.Fatalf("got %s, %v", res, err)
+				if err != nil || string(res) != last.Answer {
+					t.Fatalf("got %s, %v; Slack answered %s", res, err, last.Answer)
 				}
 				return
 			}
 			pe := wantPluginError(t, err, pluginkit.CodeInternalError, tc.category, tc.msg)
 			if tc.checkData != nil {
-				tc.checkData(t, pe.Data)
+				tc.checkData(t, pe.Data, last.Answer)
 			}
 		})
 	}
 }
 
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestTransportError(t *testing.T) {
-	f := newFake(t)
-	c, _ := f.client("xoxb-1")
-	f.srv.Stop()
+	s := newFake(t)
+	c, _ := client(s, botToken)
+	s.Close()
 	_, err := c.PostMessage(context.Background(), &PostMessageParams{Channel: "C1", Text: "x"})
 	wantPluginError(t, err, pluginkit.CodeInternalError, CategoryTransport, "slack transport: chat.postMessage")
 }
 
 func TestCancelledWhileWaitingForRetry(t *testing.T) {
-	f := newFake(t)
-	c, _ := f.client("xoxb-1")
+	s := newFake(t)
+	c, _ := client(s, botToken)
 	c.sleep = sleepCtx
-	f.script("chat.postMessage", reply{429, "3", ""})
+	s.FailNext("chat.postMessage", fakeslack.Failure{Status: 429, RetryAfter: "3"})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -278,23 +199,23 @@ func TestCancelledWhileWaitingForRetry(t *testing.T) {
 }
 
 func TestSendDMErrors(t *testing.T) {
-	f := newFake(t)
-	c, _ := f.client("xoxb-1")
-	f.script("conversations.open", reply{200, "", `{"ok":false,"error":"user_not_found"}`})
+	s := newFake(t)
+	c, _ := client(s, botToken)
+	// The fake knows no user whose id starts with U404, as Slack would not.
 	_, err := c.SendDM(context.Background(), &SendDMParams{UserID: "U404", Text: "x"})
 	wantPluginError(t, err, pluginkit.CodeInternalError, CategorySlackError, "slack api error: user_not_found")
 
-	f.script("conversations.open", reply{200, "", `{"ok":true}`})
+	s.FailNext("conversations.open", fakeslack.Failure{Body: `{"ok":true}`})
 	_, err = c.SendDM(context.Background(), &SendDMParams{UserID: "U1", Text: "x"})
 	wantPluginError(t, err, pluginkit.CodeInternalError, CategoryDecode, "no channel.id")
-	if n := len(f.callsTo("chat.postMessage")); n != 0 {
+	if n := len(s.Calls("chat.postMessage")); n != 0 {
 		t.Fatalf("chat.postMessage called %d times after conversations.open failed", n)
 	}
 }
 
 func TestMissingBotToken(t *testing.T) {
-	f := newFake(t)
-	c, _ := f.client("")
+	s := newFake(t)
+	c, _ := client(s, "")
 	for name, call := range map[string]func() error{
 		"post": func() error {
 			_, err := c.PostMessage(context.Background(), &PostMessageParams{Channel: "C", Text: "x"})
@@ -313,8 +234,8 @@ func TestMissingBotToken(t *testing.T) {
 			wantPluginError(t, call(), pluginkit.CodeInternalError, CategoryMissingToken, "SLACK_BOT_TOKEN unset")
 		})
 	}
-	if len(f.calls) != 0 {
-		t.Fatalf("requests were sent without a token: %v", f.calls)
+	if calls := s.Calls(""); len(calls) != 0 {
+		t.Fatalf("requests were sent without a token: %+v", calls)
 	}
 }
 
@@ -357,19 +278,18 @@ func TestValidate(t *testing.T) {
 }
 
 func TestIdentityAndAuthError(t *testing.T) {
-	f := newFake(t)
-	c, _ := f.client("xoxb-1")
-	f.script("auth.test", reply{200, "", `{"ok":true,"team_id":"T1","user_id":"UBOT","bot_id":"BBOT","user":"animus"}`})
+	s := fakeslack.New(t, fakeslack.Options{BotToken: botToken, TeamID: "T1", BotUserID: "UBOT", BotID: "BBOT"})
+	c, _ := client(s, botToken)
 	id, err := c.Identity(context.Background())
 	if err != nil || id != (Identity{TeamID: "T1", UserID: "UBOT", BotID: "BBOT"}) {
 		t.Fatalf("Identity = %+v, %v", id, err)
 	}
-	f.script("auth.test", reply{200, "", `{"ok":false,"error":"invalid_auth"}`})
-	_, err = c.Identity(context.Background())
+	wrong, _ := client(s, "xoxb-wrong")
+	_, err = wrong.Identity(context.Background())
 	if code, ok := AuthError(err); !ok || code != "invalid_auth" {
 		t.Fatalf("AuthError(%v) = %q %v", err, code, ok)
 	}
-	f.script("auth.test", reply{200, "", `{"ok":false,"error":"ratelimited_but_not_auth"}`})
+	s.FailNext("auth.test", fakeslack.Failure{Error: "ratelimited_but_not_auth"})
 	_, err = c.Identity(context.Background())
 	if _, ok := AuthError(err); ok {
 		t.Fatalf("AuthError(%v) classified a non-auth error as auth", err)

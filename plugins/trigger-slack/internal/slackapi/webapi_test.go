@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/slack-go/slack"
 
+	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 )
 
@@ -72,13 +74,13 @@ func TestSuccessWithUndecodableParts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t)
-			c, _ := f.client("xoxb-1")
+			s := newFake(t)
+			c, _ := client(s, botToken)
 			var logs bytes.Buffer
 			c.log = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-			f.script(tc.method, reply{status: 200, body: tc.body})
+			s.FailNext(tc.method, fakeslack.Failure{Body: tc.body})
 			if tc.open != "" {
-				f.script("conversations.open", reply{status: 200, body: tc.open})
+				s.FailNext("conversations.open", fakeslack.Failure{Body: tc.open})
 			}
 			res, err := tc.call(context.Background(), c)
 			if err != nil {
@@ -97,14 +99,14 @@ func TestSuccessWithUndecodableParts(t *testing.T) {
 			if ts, _ := got[tc.tsField].(string); ts != tc.ts {
 				t.Fatalf("%s = %v, want %q", tc.tsField, got[tc.tsField], tc.ts)
 			}
-			if n := len(f.callsTo(tc.method)); n != 1 {
+			if n := len(s.Calls(tc.method)); n != 1 {
 				t.Fatalf("%d calls to %s, want exactly 1", n, tc.method)
 			}
 			warned := strings.Contains(logs.String(), `"level":"WARN"`)
 			if warned != (tc.ts == "") {
 				t.Fatalf("warning logged = %v, want %v; logs:\n%s", warned, tc.ts == "", logs.String())
 			}
-			if strings.Contains(logs.String(), "xoxb-1") {
+			if strings.Contains(logs.String(), botToken) {
 				t.Fatalf("the token reached the log:\n%s", logs.String())
 			}
 		})
@@ -147,9 +149,9 @@ func TestAnswerFailures(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t)
-			c, slept := f.client("xoxb-1")
-			f.script("chat.postMessage", reply{status: 200, body: tc.body})
+			s := newFake(t)
+			c, slept := client(s, botToken)
+			s.FailNext("chat.postMessage", fakeslack.Failure{Body: tc.body})
 			res, err := c.PostMessage(context.Background(), &PostMessageParams{Channel: "C1", Text: "x"})
 			if res != nil {
 				t.Fatalf("result %s on a failure", res)
@@ -162,7 +164,7 @@ func TestAnswerFailures(t *testing.T) {
 			if hasBody != tc.withBody || (tc.withBody && string(body) != tc.body) {
 				t.Fatalf("data.body = %s (present %v), want present %v", body, hasBody, tc.withBody)
 			}
-			if n := len(f.callsTo("chat.postMessage")); n != 1 || len(*slept) != 0 {
+			if n := len(s.Calls("chat.postMessage")); n != 1 || len(*slept) != 0 {
 				t.Fatalf("%d calls, slept %v: only 429 is retried", n, *slept)
 			}
 		})
@@ -183,9 +185,9 @@ func TestIdentityIgnoresOddFields(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFake(t)
-			c, _ := f.client("xoxb-1")
-			f.script("auth.test", reply{status: 200, body: tc.body})
+			s := newFake(t)
+			c, _ := client(s, botToken)
+			s.FailNext("auth.test", fakeslack.Failure{Body: tc.body})
 			id, err := c.Identity(context.Background())
 			if err != nil || id != tc.want {
 				t.Fatalf("Identity = %+v, %v; want %+v", id, err, tc.want)
@@ -203,7 +205,6 @@ func TestRequestsAsSlackGoSends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const dmOpen = `{"ok":true,"channel":{"id":"D42"}}`
 	cases := []struct {
 		name    string
 		methods []string // Slack methods called, in order
@@ -265,22 +266,20 @@ func TestRequestsAsSlackGoSends(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			mine, ref := newFake(t), newFake(t)
-			for _, f := range []*fake{mine, ref} {
-				f.script("conversations.open", reply{status: 200, body: dmOpen})
-			}
-			c, _ := mine.client("xoxb-1")
+			c, _ := client(mine, botToken)
 			if err := tc.ours(ctx, c); err != nil {
 				t.Fatalf("ours: %v", err)
 			}
-			api := slack.New("xoxb-1", slack.OptionAPIURL(ref.srv.GetAPIURL()))
+			api := slack.New(botToken, slack.OptionAPIURL(ref.APIBase()+"/"))
 			if err := tc.theirs(ctx, api); err != nil {
 				t.Fatalf("slack-go: %v", err)
 			}
-			if len(mine.calls) != len(tc.methods) || len(ref.calls) != len(tc.methods) {
-				t.Fatalf("calls: ours %+v, slack-go %+v", mine.calls, ref.calls)
+			ours, theirs := onTheWire(mine.Calls("")), onTheWire(ref.Calls(""))
+			if len(ours) != len(tc.methods) || len(theirs) != len(tc.methods) {
+				t.Fatalf("calls: ours %+v, slack-go %+v", ours, theirs)
 			}
 			for i, m := range tc.methods {
-				got, want := mine.calls[i], ref.calls[i]
+				got, want := ours[i], theirs[i]
 				if got.method != m || !reflect.DeepEqual(got, want) {
 					t.Fatalf("request %d:\n ours    %+v\n slack-go %+v", i, got, want)
 				}
@@ -289,17 +288,32 @@ func TestRequestsAsSlackGoSends(t *testing.T) {
 	}
 }
 
+// request is what a recorded call put on the wire.
+type request struct {
+	method      string
+	form        url.Values
+	auth        string
+	contentType string
+}
+
+func onTheWire(calls []fakeslack.Call) []request {
+	out := make([]request, len(calls))
+	for i, c := range calls {
+		out[i] = request{method: c.Method, form: c.Form, auth: c.Auth, contentType: c.ContentType}
+	}
+	return out
+}
+
 // TestAPIURLForms: the base may come with or without its trailing slash.
 func TestAPIURLForms(t *testing.T) {
-	f := newFake(t)
-	for _, base := range []string{f.srv.GetAPIURL(), strings.TrimSuffix(f.srv.GetAPIURL(), "/")} {
-		f.script("chat.postMessage", reply{status: 200, body: postOK})
-		c := New(Options{BotToken: "xoxb-1", APIURL: base})
+	s := newFake(t)
+	for _, base := range []string{s.APIBase() + "/", s.APIBase()} {
+		c := New(Options{BotToken: botToken, APIURL: base})
 		if _, err := c.PostMessage(context.Background(), &PostMessageParams{Channel: "C1", Text: "x"}); err != nil {
 			t.Fatalf("base %q: %v", base, err)
 		}
 	}
-	if n := len(f.callsTo("chat.postMessage")); n != 2 {
+	if n := len(s.Calls("chat.postMessage")); n != 2 {
 		t.Fatalf("%d calls reached chat.postMessage, want 2", n)
 	}
 }
