@@ -9,6 +9,12 @@
 // testkit's scenarios (subject, trigger, transport, log-storage) and add
 // the ones the testkit lacks; the plugin issues extend them.
 //
+// The queue-v2 suite (queue-v2.md §5.4) checks generation-fenced leases as
+// the Animus 0.7 daemon uses them. It runs beside the 0.3.2 queue suite for
+// a queue whose initialize passes RequireGenerationFencedQueue, the copy of
+// the daemon's gate, and alone under --kind queue-v2; a queue that does
+// not pass the gate gets the 0.3.2 suite exactly as before.
+//
 // Scenarios that need a slow, cancellable request (ping while busy, cancel,
 // drain) spawn the plugin with ANIMUS_PLUGIN_HARNESS=slow and run when that
 // process advertises "$harness/slow" and serves harness/slow {ms}: every

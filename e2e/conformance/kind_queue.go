@@ -143,17 +143,7 @@ func QueueSuite() []Scenario {
 			ok("queue/release", `{"entry_id":"$a"}`, changed),
 			leaseIs(`{"max":1,"workflow_ids":["w3"]}`, "a/w3"),
 		)},
-		{"queue", "list-filters-pagination", queueSteps(
-			enq("a", "TASK-1", ""), enq("b", "TASK-2", ""), enq("c", "TASK-3", ""), enq("d", "TASK-4", ""),
-			leaseIs(`{"max":1}`, "a/*"),
-			ok("queue/hold", `{"entry_id":"$c"}`, changed),
-			listPage(`{"status":["pending","held"]}`, "b c d", 3),
-			listPage(`{"status":["pending","held"],"limit":1,"offset":1}`, "c", 3),
-			listPage(`{"status":["bogus"]}`, "", 0),
-			listPage(`{"limit":0}`, "", 4),
-			listPage(`{"offset":10}`, "", 4),
-			listPage("", "a b c d", 4),
-		)},
+		{"queue", "list-filters-pagination", scenarioQueuePaging},
 		{"queue", "invalid-params", queueSteps(
 			fails("queue/enqueue", "", -32602, nil),
 			fails("queue/enqueue", `{}`, -32602, nil),
@@ -174,6 +164,28 @@ func QueueSuite() []Scenario {
 			leaseIs(`{"max":2,"workflow_ids":["w3","w4"]}`, "b/w3 c/w4"),
 		)},
 	}
+}
+
+// scenarioQueuePaging: status filters, limit/offset and the filtered
+// total. limit:0 lists nothing under queue 0.3.2; a queue that passes the
+// 0.7 gate answers a 0.7 host with the 0.4.0 rule instead (limit clamped
+// to 1..2000, queue-v2.md §3.10, §6.7), and the 0.3.2 rule to a 0.6 host.
+func scenarioQueuePaging(ctx context.Context, s *Session) Outcome {
+	limit0 := ""
+	if _, err := RequireGenerationFencedQueue(s.Init); err == nil && s.Daemon == fakehost.Daemon07 {
+		limit0 = "a"
+	}
+	return queueSteps(
+		enq("a", "TASK-1", ""), enq("b", "TASK-2", ""), enq("c", "TASK-3", ""), enq("d", "TASK-4", ""),
+		leaseIs(`{"max":1}`, "a/*"),
+		ok("queue/hold", `{"entry_id":"$c"}`, changed),
+		listPage(`{"status":["pending","held"]}`, "b c d", 3),
+		listPage(`{"status":["pending","held"],"limit":1,"offset":1}`, "c", 3),
+		listPage(`{"status":["bogus"]}`, "", 0),
+		listPage(`{"limit":0}`, limit0, 4),
+		listPage(`{"offset":10}`, "", 4),
+		listPage("", "a b c d", 4),
+	)(ctx, s)
 }
 
 // scenarioQueueHandshake: the queue client's handshake gets plugin_kind
@@ -197,9 +209,15 @@ func scenarioQueueHandshake(ctx context.Context, s *Session) Outcome {
 			return failf("capabilities.methods lacks %s", m)
 		}
 	}
+	// A queue that passes the 0.7 gate speaks crate 0.4.0 to every host
+	// (queue-v2.md §1.3); the queue-v2 suite checks the rest of it.
+	want := "0.3.2"
+	if _, err := RequireGenerationFencedQueue(res); err == nil {
+		want = "0.4.0"
+	}
 	kc, ok := res.KindCapabilities["queue"]
-	if !ok || kc.CrateVersion != "0.3.2" {
-		return failf("kind_capabilities.queue = %+v, want crate_version 0.3.2", kc)
+	if !ok || kc.CrateVersion != want {
+		return failf("kind_capabilities.queue = %+v, want crate_version %s", kc, want)
 	}
 	if err := s.Schemas.Validate(schemacheck.QueueProtocol, "QueueCapabilities", kc.Extra); err != nil {
 		return failf("kind_capabilities.queue.extra: %v", err)

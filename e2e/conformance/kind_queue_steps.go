@@ -10,9 +10,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
-	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 )
 
 // The queue suite's machinery: a scenario is a list of steps, each one
@@ -307,95 +304,6 @@ func jsonEqual(got json.RawMessage, want string) error {
 		return fmt.Errorf("result %s, want %s", clip(got), want)
 	}
 	return nil
-}
-
-// queueProject is one scenario's project root, shared by its processes.
-type queueProject struct {
-	s   *Session
-	dir string
-}
-
-func newQueueProject(s *Session) (*queueProject, error) {
-	dir, err := s.TempDir()
-	if err != nil {
-		return nil, err
-	}
-	return &queueProject{s: s, dir: dir}, nil
-}
-
-// call is one daemon queue call: a fresh process in the project root, the
-// queue client's handshake (with project_binding), the method, then
-// shutdown and exit; the process must exit by itself.
-func (p *queueProject) call(ctx context.Context, method, params string) (*fakehost.Response, error) {
-	h, _, err := p.s.SpawnReady(ctx, fakehost.Handshake{Preset: fakehost.PresetQueueClient}, func(c *fakehost.Config) { c.Dir = p.dir })
-	if err != nil {
-		return nil, err
-	}
-	var ps any
-	if params != "" {
-		ps = json.RawMessage(params)
-	}
-	resp, err := call(ctx, h, 30*time.Second, method, ps)
-	rep, serr := h.Shutdown(ctx, fakehost.LadderDaemon)
-	switch {
-	case err != nil:
-		return nil, err
-	case serr != nil:
-		return nil, serr
-	case !rep.ExitedByItself || rep.ExitCode != 0:
-		return nil, fmt.Errorf("after %s the process did not exit by itself on shutdown/exit (code %d)", method, rep.ExitCode)
-	}
-	if resp.Error == nil && (method == "queue/list" || method == "queue/lease") {
-		typ := map[string]string{"queue/list": "QueueListResponse", "queue/lease": "QueueLeaseResponse"}[method]
-		if err := validateEntries(p.s.Schemas, typ, resp.Result); err != nil {
-			return nil, err
-		}
-	}
-	return resp, nil
-}
-
-// validateEntries checks a list or lease result against its schema after
-// turning legacy SubjectRef forms into the generic one, which is the only
-// form the derived schema knows (shared/schemas/README.md).
-func validateEntries(set *schemacheck.Set, typ string, raw json.RawMessage) error {
-	if set == nil {
-		return nil
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return err
-	}
-	for _, key := range []string{"entries", "leased"} {
-		list, _ := doc[key].([]any)
-		for _, e := range list {
-			entry, _ := e.(map[string]any)
-			d, _ := entry["subject_dispatch"].(map[string]any)
-			if d != nil {
-				d["subject"] = genericSubject(d["subject"])
-			}
-		}
-	}
-	norm, _ := json.Marshal(doc)
-	return set.Validate(schemacheck.QueueProtocol, typ, norm)
-}
-
-func genericSubject(v any) any {
-	m, ok := v.(map[string]any)
-	if !ok || len(m) != 1 {
-		return v
-	}
-	for tag, inner := range m {
-		in, _ := inner.(map[string]any)
-		switch tag {
-		case "Task":
-			return map[string]any{"kind": "animus.task", "id": in["id"]}
-		case "Requirement":
-			return map[string]any{"kind": "animus.requirement", "id": in["id"]}
-		case "Custom":
-			return map[string]any{"kind": "custom", "id": in["title"], "title": in["title"], "description": in["description"]}
-		}
-	}
-	return v
 }
 
 // queueSteps runs steps one process each in a fresh project.

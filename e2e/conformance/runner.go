@@ -55,11 +55,16 @@ func (sc Scenario) ID() string { return sc.Suite + "/" + sc.Name }
 // handshake learned about it.
 type Target struct {
 	Binary   string
-	Kind     string // suite kind: subject, trigger, transport, log-storage, queue, durable, notifier, custom
+	Kind     string // suite kind: subject, trigger, transport, log-storage, queue, queue-v2, durable, notifier, custom
 	Schemas  *schemacheck.Set
 	Env      map[string]string // overlay for the daemon's environment (upstream URLs, tokens)
 	Manifest *fakehost.Manifest
 	Init     *fakehost.InitializeResult
+	// Daemon is the daemon line every scenario's processes are spawned
+	// under: each daemon preset a scenario names sends that line's bytes
+	// (fakehost.Daemon). RunAll sets it from Options.Daemon; the zero
+	// value keeps the presets' own values.
+	Daemon fakehost.Daemon
 }
 
 // Prepare probes the manifest and runs one throw-away handshake, like the
@@ -104,6 +109,8 @@ func NormalizeKind(kind string) (string, error) {
 		return "log-storage", nil
 	case "queue":
 		return "queue", nil
+	case "queue-v2", "queue_v2", "queue/v2":
+		return "queue-v2", nil
 	case "durable", "durable_store":
 		return "durable", nil
 	case "notifier":
@@ -111,7 +118,7 @@ func NormalizeKind(kind string) (string, error) {
 	case "custom", "generic", "provider", "workflow_runner", "memory_store":
 		return "custom", nil
 	}
-	return "", fmt.Errorf("unknown kind %q (want subject, trigger, transport, log-storage, queue, durable, notifier or custom)", kind)
+	return "", fmt.Errorf("unknown kind %q (want subject, trigger, transport, log-storage, queue, queue-v2, durable, notifier or custom)", kind)
 }
 
 // Result is one scenario's verdict with its evidence.
@@ -129,6 +136,7 @@ type Report struct {
 	Binary  string   `json:"binary"`
 	Kind    string   `json:"kind"`
 	Plugin  string   `json:"plugin"`
+	Daemon  string   `json:"daemon,omitempty"` // the line, when one was picked
 	Results []Result `json:"results"`
 	Passed  int      `json:"passed"`
 	Failed  int      `json:"failed"`
@@ -142,6 +150,9 @@ type Options struct {
 	Out      io.Writer     // one line per scenario as it finishes; nil for none
 	Verbose  bool          // print wire logs of failing scenarios to Out
 	Parallel bool          // reserved: scenarios run one at a time
+	// Daemon runs every scenario under this daemon line (Target.Daemon);
+	// the zero value leaves the target's.
+	Daemon fakehost.Daemon
 }
 
 // RunAll runs the scenarios in order against t.
@@ -149,7 +160,15 @@ func RunAll(ctx context.Context, t *Target, scenarios []Scenario, o Options) Rep
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
 	}
+	if !o.Daemon.IsZero() {
+		under := *t // the caller's target keeps its own line
+		under.Daemon = o.Daemon
+		t = &under
+	}
 	rep := Report{Binary: t.Binary, Kind: t.Kind, Plugin: t.Manifest.Name}
+	if !t.Daemon.IsZero() {
+		rep.Daemon = t.Daemon.String()
+	}
 	for _, sc := range scenarios {
 		if o.Filter != "" && !strings.Contains(sc.ID(), o.Filter) {
 			continue
@@ -219,8 +238,12 @@ func (r Report) WriteJSON(path string) error {
 
 // Summary is the closing line.
 func (r Report) Summary() string {
+	suite := r.Kind
+	if r.Daemon != "" {
+		suite += ", daemon " + r.Daemon
+	}
 	return fmt.Sprintf("conformance %s (%s): %d scenarios, %d pass, %d fail, %d skip",
-		r.Plugin, r.Kind, len(r.Results), r.Passed, r.Failed, r.Skipped)
+		r.Plugin, suite, len(r.Results), r.Passed, r.Failed, r.Skipped)
 }
 
 func indent(s string) string {

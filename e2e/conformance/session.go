@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
@@ -16,6 +17,7 @@ import (
 // processes, remembers them for evidence, and kills them at the end.
 type Session struct {
 	*Target
+	mu      sync.Mutex // concurrency scenarios spawn from several goroutines
 	hosts   []*fakehost.Host
 	dirs    []string
 	allowed []string
@@ -29,7 +31,9 @@ func (s *Session) TempDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	s.mu.Lock()
 	s.dirs = append(s.dirs, dir)
+	s.mu.Unlock()
 	if real, err := filepath.EvalSymlinks(dir); err == nil {
 		dir = real
 	}
@@ -46,6 +50,7 @@ func (s *Session) Spawn(ctx context.Context, mutate ...func(*fakehost.Config)) (
 		Env:      s.Env,
 		Declared: s.declared(),
 		Schemas:  s.Schemas,
+		Daemon:   s.Daemon,
 	}
 	for _, m := range mutate {
 		m(&cfg)
@@ -54,7 +59,9 @@ func (s *Session) Spawn(ctx context.Context, mutate ...func(*fakehost.Config)) (
 	if err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
 	s.hosts = append(s.hosts, h)
+	s.mu.Unlock()
 	return h, nil
 }
 

@@ -18,6 +18,7 @@ var kindSuites = map[string]func() []Scenario{
 	"durable":     DurableSuite,
 	"notifier":    NotifierSuite,
 	"queue":       QueueSuite,
+	"queue-v2":    QueueV2Suite,
 }
 
 // pluginSuites hold checks of one plugin's own promises beyond its kind
@@ -33,6 +34,14 @@ var pluginSuites = map[string]func() []Scenario{
 // scenarios, its kind's suite, and its own suite if it is one of ours.
 func ScenariosFor(t *Target) []Scenario {
 	out := Scenarios(t.Kind)
+	// A queue that passes the Animus 0.7 gate serves queue/v2/* beside the
+	// 0.3.2 surface: both suites apply. One that does not keeps exactly
+	// the 0.3.2 suite.
+	if t.Kind == "queue" {
+		if _, err := RequireGenerationFencedQueue(t.Init); err == nil {
+			out = append(out, QueueV2Suite()...)
+		}
+	}
 	if t.Manifest != nil {
 		if suite, ok := pluginSuites[t.Manifest.Name]; ok {
 			out = append(out, suite()...)

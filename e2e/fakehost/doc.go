@@ -14,7 +14,9 @@
 //     environment allowlist plus declared env_required names plus extras, or
 //     the testkit's fully inherited environment (Start, §5, §13);
 //   - the initialize/initialized handshake of each daemon caller and of the
-//     testkit, byte for byte (Initialize and the Preset values, §6, §13);
+//     testkit, byte for byte (Initialize and the Preset values, §6, §13),
+//     as either daemon line sends it (Daemon06, Daemon07 in Config.Daemon;
+//     Daemon.Handshake picks the caller from the plugin's kind);
 //   - the daemon's streaming stdout reader that accepts pretty-printed frames,
 //     drops malformed bytes to the next newline and gives up past 8 MiB, and
 //     the older strict line-by-line reader (Config.LineMode, §2.3);

@@ -83,7 +83,11 @@ type HostCaps struct{ Streaming, Progress, Cancellation bool }
 
 // Handshake tunes Initialize. Zero fields take the preset's value.
 type Handshake struct {
-	Preset          Preset
+	Preset Preset
+	// Daemon is the daemon line whose caller Preset reproduces; the zero
+	// value takes Config.Daemon (see Daemon for what each line sends).
+	// Explicit fields below still win over the line.
+	Daemon          Daemon
 	ProtocolVersion string
 	HostName        string
 	HostVersion     string
@@ -307,6 +311,11 @@ func (h *Host) initParams(o Handshake) (json.RawMessage, string, error) {
 		proto, name, version = TestkitProtocolVersion, "animus-"+p.kind+"-conformance", TestkitVersion
 		caps = HostCaps{Streaming: true, Progress: false, Cancellation: true}
 	}
+	line := o.Daemon
+	if line.IsZero() {
+		line = h.cfg.Daemon
+	}
+	proto, version, memory = line.announce(p.id, proto, version, memory)
 	if o.ProtocolVersion != "" {
 		proto = o.ProtocolVersion
 	}

@@ -44,6 +44,10 @@ type Config struct {
 	Schemas *schemacheck.Set
 	// Args are passed to the binary; the daemon passes none.
 	Args []string
+	// Daemon is the daemon line spawning the plugin: Initialize sends its
+	// callers' handshakes unless Handshake.Daemon names another. The zero
+	// value keeps the presets' own values.
+	Daemon Daemon
 }
 
 // Host is one spawned plugin process and the host side of its connection.

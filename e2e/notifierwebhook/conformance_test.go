@@ -8,9 +8,11 @@ import (
 
 // TestConformance puts the built binary through every scenario the
 // conformance runner applies to it: the generic lifecycle and wire suite,
-// its kind's suite and its own. All must pass and none may skip: the busy
-// scenarios reach the binary's harness/slow through pluginkit.HarnessEnv.
+// its kind's suite and its own, once under each daemon line (0.6, 0.7:
+// the handshakes differ by line). All must pass and none may skip: the
+// busy scenarios reach the binary's harness/slow through
+// pluginkit.HarnessEnv.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	conformancetest.RequireAllPass(t, binary(t), nil)
+	conformancetest.RequireAllPassEveryDaemon(t, binary(t), nil)
 }

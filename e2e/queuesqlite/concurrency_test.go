@@ -254,8 +254,10 @@ func TestSimultaneousFirstStart(t *testing.T) {
 	_ = db.QueryRow(`SELECT COUNT(*) FROM entries`).Scan(&entries)
 	_ = db.QueryRow(`SELECT n FROM state_counts WHERE state = 'pending'`).Scan(&pending)
 	_ = db.QueryRow(`SELECT group_concat(name, ' ') FROM (SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name)`).Scan(&tables)
-	if version != 1 || entries != n || pending != n || tables != "audit entries state_counts" {
-		t.Errorf("user_version %d, %d entries (%d counted pending), tables %q; want 1, %d, %d, one of each table", version, entries, pending, tables, n, n)
+	// Schema 2 is the queue 0.4.0 (generation-fenced) schema.
+	const wantTables = "audit entries finished_entries idempotency_bindings state_counts subject_generations"
+	if version != 2 || entries != n || pending != n || tables != wantTables {
+		t.Errorf("user_version %d, %d entries (%d counted pending), tables %q; want 2, %d, %d, one of each table", version, entries, pending, tables, n, n)
 	}
 	var mode string
 	_ = db.QueryRow(`PRAGMA journal_mode`).Scan(&mode)

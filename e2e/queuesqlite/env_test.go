@@ -109,10 +109,12 @@ func TestLeaseTTL(t *testing.T) {
 }
 
 // TestBadConfigFailsAtStart: a malformed variable stops the process before
-// the handshake, naming the variable on stderr.
+// the handshake, naming the variable on stderr. (ANIMUS_QUEUE_LEASE_TTL_SECS
+// is the exception since queue 0.4.0: like the reference it falls back to
+// its default, so the busy timeout stands in for it here.)
 func TestBadConfigFailsAtStart(t *testing.T) {
 	h, err := fakehost.Start(context.Background(), e2etest.Config(t, binaryName, e2etest.Options{
-		EnvMode: fakehost.EnvDaemonNarrow, Env: map[string]string{"ANIMUS_QUEUE_LEASE_TTL_SECS": "soon"},
+		EnvMode: fakehost.EnvDaemonNarrow, Env: map[string]string{"ANIMUS_QUEUE_BUSY_TIMEOUT_MS": "soon"},
 		Declared: e2etest.Declared(t, binaryName),
 	}))
 	if err != nil {
@@ -120,7 +122,7 @@ func TestBadConfigFailsAtStart(t *testing.T) {
 	}
 	defer h.Close()
 	exited, code := h.Wait(10 * time.Second)
-	if !exited || code != 1 || !strings.Contains(h.Stderr(), "ANIMUS_QUEUE_LEASE_TTL_SECS") {
+	if !exited || code != 1 || !strings.Contains(h.Stderr(), "ANIMUS_QUEUE_BUSY_TIMEOUT_MS") {
 		t.Errorf("exited %v code %d stderr %q", exited, code, h.Stderr())
 	}
 }

@@ -16,14 +16,15 @@ import (
 // TestConformance runs the generic suite, the trigger kind suite (the port
 // of the official testkit's) and TriggerSlackSuite against the binary,
 // with a fake Slack that has an event waiting for every new connection:
-// watch-fires-event must see it in the flat shape within 3 s.
+// watch-fires-event must see it in the flat shape within 3 s. It runs
+// once under each daemon line (0.7's generic host announces 1.2.0).
 func TestConformance(t *testing.T) {
 	t.Parallel()
 	fake := fakeslack.New(t, fakeslack.Options{
 		Greeting: [][]byte{fakeslack.EventsAPI("env-greeting", 0, fakeslack.Callback("T0FAKE", "EvGreeting",
 			fakeslack.Mention("C1", "U1", "<@U0BOT> conformance", "1715701234.999999")))},
 	})
-	conformancetest.RequireAllPass(t, binaries.Path(t, binary), socketEnv(fake, nil))
+	conformancetest.RequireAllPassEveryDaemon(t, binaries.Path(t, binary), socketEnv(fake, nil))
 }
 
 // TestConformanceWithoutTokens: the official suite's verdicts when no

@@ -84,7 +84,7 @@ var kindMethods = map[string][]string{
 	"workflow_runner":     {"workflow/execute", "workflow/run_phase"},
 	"queue": {"queue/enqueue", "queue/list", "queue/lease", "queue/stats", "queue/hold", "queue/release",
 		"queue/release_pending", "queue/drop", "queue/reorder", "queue/mark_assigned", "queue/completion",
-		"queue/next_deadline"},
+		"queue/next_deadline", "queue/v2/enqueue", "queue/v2/lease", "queue/v2/lease/renew", "queue/v2/lease/recover", "queue/v2/completion", "queue/v2/release_pending"},
 	"durable_store": {"durable/begin_workflow_run", "durable/begin_step", "durable/commit_step",
 		"durable/abandon_step", "durable/recover_in_flight", "durable/query_run"},
 	"memory_store": {"memory/put", "memory/get", "memory/query", "memory/list_scopes", "memory/delete_scope"},

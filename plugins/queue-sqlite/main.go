@@ -1,5 +1,5 @@
 // Command animus-queue-sqlite is an Animus queue plugin (queue protocol
-// 0.3.2) that keeps each project's dispatch queue in one SQLite file, safe
+// 0.4.0 with generation-fenced leases, on top of 0.3.2) that keeps each project's dispatch queue in one SQLite file, safe
 // for the many short-lived processes the daemon, the CLI and the
 // reconcilers run against it at once. Logic lives in internal/.
 package main

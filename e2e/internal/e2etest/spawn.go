@@ -38,6 +38,10 @@ type Options struct {
 	Schemas *schemacheck.Set
 	// Handshake is the caller's initialize; the zero value is PresetDaemon.
 	Handshake fakehost.Handshake
+	// Daemon is the daemon line spawning the plugin (fakehost.Daemon06,
+	// fakehost.Daemon07): Handshake's preset then sends that line's bytes.
+	// The zero value keeps the presets' own values.
+	Daemon fakehost.Daemon
 }
 
 // Config is the fake host configuration Spawn uses, for tests that start
@@ -53,7 +57,7 @@ func Config(t testing.TB, binary string, o Options) fakehost.Config {
 		o.Schemas = Schemas(t)
 	}
 	return fakehost.Config{Binary: binaries.Path(t, binary), Dir: o.Dir, EnvMode: o.EnvMode, Env: o.Env,
-		Extra: o.Extra, Declared: o.Declared, Schemas: o.Schemas}
+		Extra: o.Extra, Declared: o.Declared, Schemas: o.Schemas, Daemon: o.Daemon}
 }
 
 // Spawn starts binary as o's caller does and completes its handshake,

@@ -22,13 +22,17 @@ const (
 	DefaultRelPath        = ".animus/queue.sqlite"
 	DefaultBusyTimeout    = 5 * time.Second
 	DefaultAuditRetention = 30 * 24 * time.Hour
+	// DefaultTicketTTL and MaxTicketTTL bound a generation-fenced lease
+	// (queue-v2.md §6.18).
+	DefaultTicketTTL = 1800 * time.Second
+	MaxTicketTTL     = 604800 * time.Second
 )
 
 // Env is the env_required list of the manifest.
 var Env = []pluginkit.EnvVar{
 	{Name: EnvDBPath, Description: "queue database file; relative paths are resolved against the bound project root (default <project_root>/" + DefaultRelPath + ")"},
 	{Name: EnvBusyTimeoutMS, Description: "how long a call waits for another process's write lock before answering -32205 (default 5000)"},
-	{Name: EnvLeaseTTLSecs, Description: "opt-in lease expiry: assigned entries older than this are leased again unless excluded (default 0 = off)"},
+	{Name: EnvLeaseTTLSecs, Description: "lease length in seconds, 1-604800, default 1800 for queue/v2 leases; for old-style queue/lease it is opt-in (unset or 0 = off): old-style entries assigned longer ago than this are leased again unless excluded"},
 	{Name: EnvAuditRetention, Description: "days the audit trail of finished entries is kept (default 30, 0 = forever)"},
 }
 
@@ -36,7 +40,8 @@ var Env = []pluginkit.EnvVar{
 type Config struct {
 	DBPath         string        // as given; may be relative or empty
 	BusyTimeout    time.Duration // > 0
-	LeaseTTL       time.Duration // 0 = no lease expiry
+	LeaseTTL       time.Duration // old-style queue/lease reclaim age; 0 = off
+	TicketTTL      time.Duration // queue/v2 lease length; 0 means DefaultTicketTTL
 	AuditRetention time.Duration // 0 = keep forever
 }
 
@@ -56,11 +61,14 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.BusyTimeout = time.Duration(v) * time.Millisecond
 	}
-	if v, ok, err := nonNegative(getenv, EnvLeaseTTLSecs); err != nil {
-		return c, err
-	} else if ok {
+	// The lease TTL is read the way the reference queue reads it
+	// (queue-v2.md §3.6, §6.18): anything that is not a whole number in
+	// range falls back (1800 s for v2 tickets, off for old-style leases)
+	// instead of stopping the plugin, so a 0.7 daemon always gets a queue.
+	if v, ok, err := nonNegative(getenv, EnvLeaseTTLSecs); err == nil && ok {
 		c.LeaseTTL = time.Duration(v) * time.Second
 	}
+	c.TicketTTL = ticketTTL(c.LeaseTTL)
 	if v, ok, err := nonNegative(getenv, EnvAuditRetention); err != nil {
 		return c, err
 	} else if ok {
@@ -68,6 +76,19 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	return c, nil
 }
+
+// ticketTTL is the v2 lease length for a setting: the setting when it is
+// within 1..=604800 seconds, else the default (§3.6: 0 and too large fall
+// back to 1800).
+func ticketTTL(setting time.Duration) time.Duration {
+	if setting <= 0 || setting > MaxTicketTTL {
+		return DefaultTicketTTL
+	}
+	return setting
+}
+
+// Ticket is the v2 lease length of c (the default for a zero Config).
+func (c Config) Ticket() time.Duration { return ticketTTL(c.TicketTTL) }
 
 // maxSetting keeps every duration setting far from time.Duration overflow
 // (about 292 years) whatever the unit.

@@ -13,12 +13,19 @@ func TestFromEnv(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{"defaults", nil, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention}, ""},
-		{"all set", map[string]string{EnvDBPath: " q.db ", EnvBusyTimeoutMS: "250", EnvLeaseTTLSecs: "1800", EnvAuditRetention: "0"},
-			Config{DBPath: "q.db", BusyTimeout: 250 * time.Millisecond, LeaseTTL: 30 * time.Minute}, ""},
-		{"ttl 0 is off", map[string]string{EnvLeaseTTLSecs: "0"}, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention}, ""},
+		{"defaults", nil, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, TicketTTL: DefaultTicketTTL}, ""},
+		{"all set", map[string]string{EnvDBPath: " q.db ", EnvBusyTimeoutMS: "250", EnvLeaseTTLSecs: "60", EnvAuditRetention: "0"},
+			Config{DBPath: "q.db", BusyTimeout: 250 * time.Millisecond, LeaseTTL: time.Minute, TicketTTL: time.Minute}, ""},
+		{"ttl 0 is off, tickets default", map[string]string{EnvLeaseTTLSecs: "0"}, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, TicketTTL: DefaultTicketTTL}, ""},
+		{"ttl above a week: tickets default", map[string]string{EnvLeaseTTLSecs: "604801"},
+			Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, LeaseTTL: 604801 * time.Second, TicketTTL: DefaultTicketTTL}, ""},
+		{"ttl a week", map[string]string{EnvLeaseTTLSecs: "604800"},
+			Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, LeaseTTL: MaxTicketTTL, TicketTTL: MaxTicketTTL}, ""},
 		{"busy timeout 0", map[string]string{EnvBusyTimeoutMS: "0"}, Config{}, EnvBusyTimeoutMS + " must be at least 1"},
-		{"negative", map[string]string{EnvLeaseTTLSecs: "-5"}, Config{}, EnvLeaseTTLSecs},
+		{"negative ttl falls back", map[string]string{EnvLeaseTTLSecs: "-5"}, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, TicketTTL: DefaultTicketTTL}, ""},
+		{"junk ttl falls back", map[string]string{EnvLeaseTTLSecs: "30s"}, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, TicketTTL: DefaultTicketTTL}, ""},
+		{"padded ttl", map[string]string{EnvLeaseTTLSecs: " 120 "}, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, LeaseTTL: 2 * time.Minute, TicketTTL: 2 * time.Minute}, ""},
+		{"negative", map[string]string{EnvAuditRetention: "-5"}, Config{}, EnvAuditRetention},
 		{"not a number", map[string]string{EnvAuditRetention: "30d"}, Config{}, EnvAuditRetention},
 		{"too large", map[string]string{EnvBusyTimeoutMS: "99999999999"}, Config{}, EnvBusyTimeoutMS},
 	}

@@ -21,13 +21,9 @@ const auditPruneBatch = 64
 func (s *Service) enqueue(ctx context.Context, req wire.EnqueueRequest) (wire.EnqueueResponse, error) {
 	const method = "queue/enqueue"
 	var resp wire.EnqueueResponse
-	st, err := s.open(ctx)
+	st, dispatch, err := s.openFor(ctx, req.Dispatch)
 	if err != nil {
 		return resp, err
-	}
-	dispatch, err := req.Dispatch.Encode()
-	if err != nil {
-		return resp, pluginkit.Internal(err)
 	}
 	e := newEntry(s.newID(), req, dispatch)
 
@@ -69,12 +65,25 @@ func (s *Service) enqueue(ctx context.Context, req wire.EnqueueRequest) (wire.En
 	return resp, nil
 }
 
+// openFor opens the store for an add and renders the dispatch as stored.
+func (s *Service) openFor(ctx context.Context, d wire.Dispatch) (*store.Store, []byte, error) {
+	st, err := s.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	dispatch, err := d.Encode()
+	if err != nil {
+		return nil, nil, pluginkit.Internal(err)
+	}
+	return st, dispatch, nil
+}
+
 // newEntry builds the stored row (enqueued_at is set under the lock). run_at is kept verbatim for the wire and
 // parsed for comparisons; an unparseable run_at is accepted and makes the
 // entry due at once, as in the file reference. expire_after_secs is kept
 // even without run_at (and then ignored).
 func newEntry(id string, req wire.EnqueueRequest, dispatch []byte) *store.Entry {
-	subject := req.Dispatch.Subject
+	subject := *req.Dispatch.Subject
 	e := &store.Entry{
 		ID:          id,
 		State:       wire.StatusPending,
@@ -85,6 +94,9 @@ func newEntry(id string, req wire.EnqueueRequest, dispatch []byte) *store.Entry 
 	}
 	if taskID, ok := subject.TaskID(); ok {
 		e.TaskID = &taskID
+	}
+	if qid, err := subject.CanonicalID(); err == nil {
+		e.QualifiedID = &qid // lets a v2 add find this entry by subject
 	}
 	if req.ExpireAfterSecs != nil {
 		secs := strconv.FormatUint(*req.ExpireAfterSecs, 10)

@@ -17,6 +17,7 @@ const (
 	CodeWorkflowIDMismatch   = -32206
 	CodeProjectBinding       = -32207
 	CodeEntryNotAssigned     = -32208
+	CodeStaleFence           = -32209
 	completionStorageFailure = pluginkit.CodeInvalidParams // the reference maps every completion failure to -32602
 )
 
@@ -87,4 +88,11 @@ func (s *Service) storageError(ctx context.Context, method string, err error) er
 	}
 	logger(ctx).Error("storage failure", "method", method, "error", err)
 	return e
+}
+
+// errTicketed is -32209: an old-style call that would bypass the fence of
+// a ticketed entry (queue-v2.md §2.12), no data, as in the reference.
+func errTicketed(id string) error {
+	return pluginkit.Errorf(pluginkit.CategoryConflict,
+		"queue entry %s is owned by a generation-fenced lease; use queue/v2/*", id).WithCode(CodeStaleFence)
 }

@@ -24,6 +24,9 @@ type fixture struct {
 	dir string
 	now time.Time
 	ids int
+	wfs int // workflow ids handed to queue/v2/lease
+
+	initResult json.RawMessage
 }
 
 var t0 = time.Date(2026, 6, 14, 12, 0, 0, 123456789, time.UTC)

@@ -34,7 +34,6 @@ func (s *Service) lease(ctx context.Context, req wire.LeaseRequest) (wire.LeaseR
 	for _, k := range req.ExcludeSubjects {
 		exclude[k] = true
 	}
-	reclaim := s.cfg.LeaseTTL > 0
 	var leased []*store.Entry
 	err = st.Update(ctx, func(tx *store.Tx) error {
 		now := s.now() // read under the lock: waiting for it must not age the decision
@@ -43,7 +42,15 @@ func (s *Service) lease(ctx context.Context, req wire.LeaseRequest) (wire.LeaseR
 			return err
 		}
 		picked := map[string]bool{}
-		err := tx.Leasable(ctx, unixNS(now), reclaim, func(e *store.Entry) bool {
+		var reclaimBefore *int64
+		if s.cfg.LeaseTTL > 0 {
+			// An old-style lease ages from assigned_at, whoever leased it:
+			// turning the setting on after a crash reclaims the entries the
+			// crashed process left assigned.
+			cutoff := addNS(unixNS(now), -s.cfg.LeaseTTL)
+			reclaimBefore = &cutoff
+		}
+		err := tx.Leasable(ctx, unixNS(now), reclaimBefore, func(e *store.Entry) bool {
 			if exclude[e.SubjectKey] || picked[e.SubjectKey] {
 				return true
 			}
@@ -92,8 +99,8 @@ func (s *Service) lease(ctx context.Context, req wire.LeaseRequest) (wire.LeaseR
 
 // assign turns e into an assigned entry owned by workflow wf.
 func (s *Service) assign(e *store.Entry, wf string, now time.Time) {
-	at := rustjson.Time(now)
-	e.State, e.WorkflowID, e.AssignedAt, e.HeldAt = wire.StatusAssigned, &wf, &at, nil
+	at, atNS := rustjson.Time(now), unixNS(now)
+	e.State, e.WorkflowID, e.AssignedAt, e.AssignedAtNS, e.HeldAt = wire.StatusAssigned, &wf, &at, &atNS, nil
 	e.LeaseExpiresNS = nil
 	if s.cfg.LeaseTTL > 0 {
 		exp := addNS(unixNS(now), s.cfg.LeaseTTL)
@@ -106,6 +113,9 @@ func (s *Service) assign(e *store.Entry, wf string, now time.Time) {
 func (s *Service) markAssigned(ctx context.Context, req wire.MarkAssignedRequest) (wire.MutationResponse, error) {
 	const method = "queue/mark_assigned"
 	return s.mutate(ctx, method, req.EntryID, func(tx *store.Tx, e *store.Entry, now time.Time) (wire.MutationResponse, error) {
+		if e.Ticketed() {
+			return wire.MutationResponse{}, errTicketed(e.ID)
+		}
 		switch e.State {
 		case wire.StatusAssigned:
 			return wire.MutationResponse{}, nil // keeps its workflow_id even if another is passed
@@ -141,11 +151,14 @@ func (s *Service) releasePending(ctx context.Context, req wire.ReleasePendingReq
 			return err
 		case e == nil:
 			return errEntryNotFound(req.EntryID)
+		case e.Ticketed():
+			return errTicketed(e.ID)
 		case e.State != wire.StatusAssigned:
 			return errNotAssigned(e.ID, e.State)
 		}
 		released := *e
 		released.State, released.AssignedAt, released.WorkflowID, released.LeaseExpiresNS = wire.StatusPending, nil, nil, nil
+		released.AssignedAtNS = nil
 		if err := tx.Save(ctx, &released); err != nil {
 			return err
 		}
@@ -179,7 +192,10 @@ func (s *Service) completion(ctx context.Context, req wire.CompletionRequest) (w
 		case req.WorkflowID != nil && e.WorkflowID != nil && *req.WorkflowID != *e.WorkflowID:
 			return notFound, nil
 		}
-		if err := tx.Delete(ctx, e.ID); err != nil {
+		// Accepted for ticketed entries too (the 0.7 reconcilers rely on
+		// it); the finished record keeps the fence, so a later v2
+		// completion with it answers already_applied.
+		if err := tx.Finish(ctx, e.ID, req.Status, rustjson.Time(now), method); err != nil {
 			return wire.MutationResponse{}, err
 		}
 		return wire.MutationResponse{Changed: true}, record(ctx, tx, e, method, wire.StatusAssigned, req.Status, nil, now)

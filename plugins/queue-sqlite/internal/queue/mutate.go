@@ -77,7 +77,7 @@ func (s *Service) release(ctx context.Context, req wire.ReleaseRequest) (wire.Mu
 func (s *Service) drop(ctx context.Context, req wire.DropRequest) (wire.MutationResponse, error) {
 	const method = "queue/drop"
 	return s.mutate(ctx, method, req.EntryID, func(tx *store.Tx, e *store.Entry, now time.Time) (wire.MutationResponse, error) {
-		if err := tx.Delete(ctx, e.ID); err != nil {
+		if err := tx.Finish(ctx, e.ID, "dropped", rustjson.Time(now), method); err != nil {
 			return wire.MutationResponse{}, err
 		}
 		return wire.MutationResponse{Changed: true}, record(ctx, tx, e, method, e.State, "dropped", nil, now)

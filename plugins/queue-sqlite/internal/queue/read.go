@@ -22,13 +22,16 @@ func (s *Service) list(ctx context.Context, req wire.ListRequest) (wire.ListResp
 		return resp, err
 	}
 	nowNS := unixNS(s.now())
+	s.mu.Lock()
+	limit := s.paging.apply(&req)
+	s.mu.Unlock()
 	err = st.View(ctx, func(r *store.Reader) error {
 		counts, err := r.Counts(ctx, nowNS)
 		if err != nil {
 			return err
 		}
 		resp.Stats = WireStats(counts)
-		entries, total, err := r.List(ctx, req.Status, req.Limit, req.Offset)
+		entries, total, err := r.List(ctx, req.Status, limit, req.Offset)
 		if err != nil {
 			return err
 		}
@@ -105,7 +108,7 @@ func WireEntry(e *store.Entry) wire.Entry {
 		RunAt:           e.RunAt,
 		Status:          e.State,
 		SubjectDispatch: e.Dispatch,
-		SubjectID:       e.SubjectKey,
+		SubjectID:       subjectID(e),
 		TaskID:          e.TaskID,
 		WorkflowID:      e.WorkflowID,
 	}
@@ -113,4 +116,14 @@ func WireEntry(e *store.Entry) wire.Entry {
 		out.ExpireAfterSecs = json.Number(*e.ExpireAfterSecs)
 	}
 	return out
+}
+
+// subjectID is QueueEntry.subject_id: the canonical id for a ticketed
+// entry (§6.13; FencedQueueEntry validation needs it), the 0.3.x subject
+// key for an old-style one.
+func subjectID(e *store.Entry) string {
+	if e.Ticketed() && e.QualifiedID != nil {
+		return *e.QualifiedID
+	}
+	return e.SubjectKey
 }

@@ -22,7 +22,8 @@ func (f *fixture) serve(hs pluginkittest.Handshake) error {
 		Name: "animus-queue-sqlite", Kind: "queue", Mux: mux, KindCapabilities: KindCapabilities(),
 		Init: f.s.Init, Health: f.s.Health, Close: f.s.Close,
 	})
-	_, err := f.h.Handshake(hs)
+	var err error
+	f.initResult, err = f.h.Handshake(hs)
 	return err
 }
 

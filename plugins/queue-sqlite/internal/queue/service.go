@@ -29,6 +29,7 @@ type Service struct {
 	newID func() string
 
 	mu     sync.Mutex
+	paging listPaging
 	bound  bool
 	root   string
 	dbPath string
@@ -68,13 +69,23 @@ func (s *Service) Register(mux *pluginkit.Mux) {
 	pluginkit.Handle(mux, "queue/reorder", s.reorder)
 	pluginkit.Handle(mux, "queue/mark_assigned", s.markAssigned)
 	pluginkit.Handle(mux, "queue/completion", s.completion)
+	pluginkit.Handle(mux, "queue/v2/enqueue", s.enqueueV2)
+	pluginkit.Handle(mux, "queue/v2/lease", s.leaseV2)
+	pluginkit.Handle(mux, "queue/v2/lease/renew", s.renew)
+	pluginkit.Handle(mux, "queue/v2/lease/recover", s.recoverLease)
+	pluginkit.Handle(mux, "queue/v2/completion", s.completionV2)
+	pluginkit.Handle(mux, "queue/v2/release_pending", s.releasePendingV2)
 }
 
-// KindCapabilities is initialize's kind_capabilities: queue crate 0.3.2,
-// strict FIFO, no batch limit (u32::MAX, as both references advertise).
+// KindCapabilities is initialize's kind_capabilities: queue crate 0.4.0
+// with generation-fenced leases, the gate the 0.7 daemon checks
+// (queue-v2.md §1.1). max_lease_batch is the v2 batch limit (5, as the
+// reference); old-style queue/lease still accepts any max.
 func KindCapabilities() map[string]pluginkit.KindCapability {
 	return map[string]pluginkit.KindCapability{
-		"queue": {CrateVersion: wire.CrateVersion, Extra: wire.Capabilities{MaxLeaseBatch: 1<<32 - 1, PriorityWeighted: false}},
+		"queue": {CrateVersion: wire.CrateVersion, Extra: wire.Capabilities{
+			GenerationFencedLeasesV1: true, MaxLeaseBatch: wire.MaxLeaseBatch, PriorityWeighted: false,
+		}},
 	}
 }
 
@@ -84,6 +95,9 @@ func KindCapabilities() map[string]pluginkit.KindCapability {
 // binding that is present but unusable fails initialize with -32207, as
 // the reference does.
 func (s *Service) Init(ctx context.Context, _ *pluginkit.Peer, params pluginkit.InitializeParams) error {
+	s.mu.Lock()
+	s.paging = pagingFor(params.ProtocolVersion, params.HostInfo.Version)
+	s.mu.Unlock()
 	b, err := params.Binding()
 	var bad *pluginkit.BindingError
 	switch {

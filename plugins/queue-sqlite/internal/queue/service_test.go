@@ -134,13 +134,14 @@ func TestKindCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"queue":{"crate_version":"0.3.2","extra":{"max_lease_batch":4294967295,"priority_weighted":false}}}`; string(b) != want {
+	if want := `{"queue":{"crate_version":"0.4.0","extra":{"generation_fenced_leases_v1":true,"max_lease_batch":5,"priority_weighted":false}}}`; string(b) != want {
 		t.Errorf("kind_capabilities %s, want %s", b, want)
 	}
 	mux := pluginkit.NewMux()
 	New(Options{}).Register(mux)
 	want := "queue/enqueue queue/list queue/lease queue/stats queue/next_deadline queue/hold queue/release " +
-		"queue/release_pending queue/drop queue/reorder queue/mark_assigned queue/completion"
+		"queue/release_pending queue/drop queue/reorder queue/mark_assigned queue/completion " +
+		"queue/v2/enqueue queue/v2/lease queue/v2/lease/renew queue/v2/lease/recover queue/v2/completion queue/v2/release_pending"
 	if got := strings.Join(mux.Methods(), " "); got != want {
 		t.Errorf("methods %s", got)
 	}

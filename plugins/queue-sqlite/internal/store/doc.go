@@ -13,6 +13,11 @@
 // range search (plan_test.go holds them to it) and per-state counts are
 // kept by triggers, so latency does not grow with the depth of the queue.
 //
+// Schema 2 adds the generation-fenced tickets (schema_v2.go): ticket
+// columns on entries and the tables that keep finished ticketed entries,
+// subject generation counters and idempotency bindings forever
+// (tickets.go).
+//
 // Opening is built for a cold start per call: the schema version is read
 // first, and the migration transaction (which takes the write lock) runs
 // only when the file is new or older than this binary.

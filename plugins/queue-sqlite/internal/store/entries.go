@@ -27,11 +27,35 @@ type Entry struct {
 	ExpireAtNS      *int64  // nil = never
 	LeaseExpiresNS  *int64
 	Dispatch        []byte // canonical SubjectDispatch JSON
+
+	// Since schema 2.
+	AssignedAtNS *int64
+	Ticket
 }
+
+// Ticket is the generation-fenced identity of an entry (queue 0.4.0);
+// SubjectGeneration is nil for an old-style entry.
+type Ticket struct {
+	QualifiedID        *string
+	SubjectGeneration  *int64
+	WorkflowGeneration *int64
+	LeaseOwner         *string
+	LeaseGeneration    int64
+	LeaseExpiresAt     *string
+	RepoURL            *string
+	RepoBaseRef        *string
+	RepoHeadRef        *string
+	RepoCollisionKey   *string
+}
+
+// Ticketed reports whether the entry has a subject generation.
+func (e *Entry) Ticketed() bool { return e.SubjectGeneration != nil }
 
 const entryColumns = `entry_id, ordinal, state, subject_key, task_id, workflow_ref, workflow_id,
 	enqueued_at, assigned_at, held_at, run_at, run_at_ns, expire_after_secs, expire_at_ns,
-	lease_expires_ns, dispatch`
+	lease_expires_ns, dispatch, assigned_at_ns, qualified_id, subject_generation,
+	workflow_generation, lease_owner, lease_generation, lease_expires_at, repo_url,
+	repo_base_ref, repo_head_ref, repo_collision_key`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -40,12 +64,18 @@ func scanEntry(sc scanner) (*Entry, error) {
 		e                                       Entry
 		taskID, wfID, assigned, held, runAt, ex sql.NullString
 		runAtNS, expireAt, leaseExp             sql.NullInt64
+		assignedNS, subjGen, wfGen              sql.NullInt64
+		qid, owner, expAt, url, base, head, key sql.NullString
 	)
 	err := sc.Scan(&e.ID, &e.Ordinal, &e.State, &e.SubjectKey, &taskID, &e.WorkflowRef, &wfID,
-		&e.EnqueuedAt, &assigned, &held, &runAt, &runAtNS, &ex, &expireAt, &leaseExp, &e.Dispatch)
+		&e.EnqueuedAt, &assigned, &held, &runAt, &runAtNS, &ex, &expireAt, &leaseExp, &e.Dispatch,
+		&assignedNS, &qid, &subjGen, &wfGen, &owner, &e.LeaseGeneration, &expAt, &url, &base, &head, &key)
 	if err != nil {
 		return nil, err
 	}
+	e.AssignedAtNS, e.SubjectGeneration, e.WorkflowGeneration = i64(assignedNS), i64(subjGen), i64(wfGen)
+	e.QualifiedID, e.LeaseOwner, e.LeaseExpiresAt = str(qid), str(owner), str(expAt)
+	e.RepoURL, e.RepoBaseRef, e.RepoHeadRef, e.RepoCollisionKey = str(url), str(base), str(head), str(key)
 	e.TaskID, e.WorkflowID, e.AssignedAt = str(taskID), str(wfID), str(assigned)
 	e.HeldAt, e.RunAt, e.ExpireAfterSecs = str(held), str(runAt), str(ex)
 	e.RunAtNS, e.ExpireAtNS, e.LeaseExpiresNS = i64(runAtNS), i64(expireAt), i64(leaseExp)
@@ -185,28 +215,34 @@ func collect(rows *sql.Rows) ([]*Entry, error) {
 // The hot read statements, named so a test can check their query plans:
 // every one must stay a range search however deep the queue is.
 const (
+	// Old-style lease never touches a ticketed entry (§3.10).
 	sqlLeasable = `SELECT ` + entryColumns + ` FROM entries
-		WHERE state = 'pending' AND (run_at_ns IS NULL OR run_at_ns <= ?) ORDER BY ordinal`
+		WHERE state = 'pending' AND (run_at_ns IS NULL OR run_at_ns <= ?) AND subject_generation IS NULL
+		ORDER BY ordinal`
+	// An old-style lease ages from assigned_at_ns, whoever leased it.
 	sqlExpiredLeases = `SELECT ` + entryColumns + ` FROM entries
-		WHERE state = 'assigned' AND lease_expires_ns <= ? ORDER BY ordinal`
-	sqlCountSubject  = `SELECT COUNT(*) FROM entries WHERE subject_key = ?`
+		WHERE state = 'assigned' AND assigned_at_ns <= ? AND subject_generation IS NULL ORDER BY ordinal`
+	// Old-style duplicate warnings count old-style entries only, as in the
+	// reference (its ticketed entries carry another subject id).
+	sqlCountSubject  = `SELECT COUNT(*) FROM entries WHERE subject_key = ? AND subject_generation IS NULL`
 	sqlNextRunAt     = `SELECT run_at FROM entries WHERE state = 'pending' AND run_at_ns > ? ORDER BY run_at_ns LIMIT 1`
 	sqlGet           = `SELECT ` + entryColumns + ` FROM entries WHERE entry_id = ?`
 	sqlCountDeferred = `SELECT COUNT(*) FROM entries WHERE state = 'pending' AND run_at_ns > ?`
 )
 
-// Leasable walks, in queue order, the pending entries that are due at nowNS
-// (run_at absent, unparseable or not after now) and, when reclaim is set,
-// the assigned entries whose lease expired at or before nowNS. fn returns
+// Leasable walks, in queue order, the old-style pending entries that are
+// due at nowNS (run_at absent, unparseable or not after now) and, when
+// reclaimBefore is set, the old-style assigned entries leased at or before
+// it. fn returns
 // false to stop the walk. fn must not write: rows are collected first and
 // changed after the walk.
 //
 // The two kinds are read by two range queries merged here by ordinal: one
 // OR query would make SQLite collect and sort every pending row.
-func (r *Reader) Leasable(ctx context.Context, nowNS int64, reclaim bool, fn func(*Entry) bool) error {
+func (r *Reader) Leasable(ctx context.Context, nowNS int64, reclaimBefore *int64, fn func(*Entry) bool) error {
 	var expired []*Entry
-	if reclaim {
-		rows, err := r.q.QueryContext(ctx, sqlExpiredLeases, nowNS)
+	if reclaimBefore != nil {
+		rows, err := r.q.QueryContext(ctx, sqlExpiredLeases, *reclaimBefore)
 		if err != nil {
 			return fmt.Errorf("store: expired leases: %w", err)
 		}

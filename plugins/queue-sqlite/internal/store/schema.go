@@ -71,6 +71,7 @@ var migrations = []sqlitex.Migration{
 		`CREATE INDEX audit_entry ON audit (entry_id, seq)`,
 		`CREATE INDEX audit_at ON audit (at_ns)`,
 	)},
+	{Version: 2, Name: "generation-fenced leases (queue 0.4.0)", Up: sqlitex.SQL(v2Schema...)},
 }
 
 // SchemaVersion is the user_version this binary migrates to.

@@ -195,8 +195,8 @@ func TestQueries(t *testing.T) {
 	rows[2].RunAt, rows[2].RunAtNS = ptr("now"), ptr(now)
 	rows[3].RunAt, rows[3].RunAtNS = ptr("later"), ptr(now+1)
 	rows[5].RunAt = ptr("garbage")
-	rows[1].LeaseExpiresNS = ptr(now)     // expired lease
-	rows[6].LeaseExpiresNS = ptr(now + 1) // live lease
+	rows[1].AssignedAtNS = ptr(now)     // leased at the reclaim cutoff: reclaimable
+	rows[6].AssignedAtNS = ptr(now + 1) // leased after it
 	update(t, st, func(tx *Tx) error {
 		for _, e := range rows {
 			if err := tx.Insert(ctx, e); err != nil {
@@ -212,9 +212,9 @@ func TestQueries(t *testing.T) {
 	}
 	view(t, st, func(r *Reader) {
 		for _, tc := range []struct {
-			reclaim bool
+			reclaim *int64
 			want    []string
-		}{{false, []string{"a", "c", "f"}}, {true, []string{"a", "b", "c", "f"}}} {
+		}{{nil, []string{"a", "c", "f"}}, {ptr(now), []string{"a", "b", "c", "f"}}} {
 			var got []string
 			if err := r.Leasable(ctx, now, tc.reclaim, func(e *Entry) bool { got = append(got, e.ID); return true }); err != nil {
 				t.Fatal(err)
@@ -224,7 +224,7 @@ func TestQueries(t *testing.T) {
 			}
 		}
 		var first []string
-		_ = r.Leasable(ctx, now, false, func(e *Entry) bool { first = append(first, e.ID); return false })
+		_ = r.Leasable(ctx, now, nil, func(e *Entry) bool { first = append(first, e.ID); return false })
 		if !equal(first, []string{"a"}) {
 			t.Errorf("the walk did not stop when asked: %v", first)
 		}
@@ -333,4 +333,13 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// §5.4 (27): every connection commits with synchronous=FULL.
+func TestSynchronousFull(t *testing.T) {
+	st := openT(t, filepath.Join(t.TempDir(), "q.sqlite"), time.Second)
+	var mode int
+	if err := st.db.QueryRowContext(context.Background(), `PRAGMA synchronous`).Scan(&mode); err != nil || mode != 2 {
+		t.Errorf("synchronous = %d, %v; want 2 (FULL)", mode, err)
+	}
 }

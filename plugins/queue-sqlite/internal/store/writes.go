@@ -9,13 +9,19 @@ import (
 const (
 	sqlInsert = `INSERT INTO entries (entry_id, ordinal, state, subject_key, task_id,
 			workflow_ref, workflow_id, enqueued_at, assigned_at, held_at, run_at, run_at_ns,
-			expire_after_secs, expire_at_ns, lease_expires_ns, dispatch)
-		VALUES (?, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM entries), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			expire_after_secs, expire_at_ns, lease_expires_ns, dispatch, assigned_at_ns,
+			qualified_id, subject_generation, workflow_generation, lease_owner, lease_generation,
+			lease_expires_at, repo_url, repo_base_ref, repo_head_ref, repo_collision_key)
+		VALUES (?, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM entries), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+			?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		RETURNING ordinal`
 	sqlSweepAudit = `INSERT INTO audit (entry_id, subject_key, at, at_ns, method,
 			from_status, to_status, workflow_id, reason)
 		SELECT entry_id, subject_key, ?, ?, ?, 'pending', 'expired', NULL, 'expire_after_secs elapsed after run_at'
 		FROM entries WHERE state = 'pending' AND expire_at_ns < ?`
+	sqlSweepFinish = `INSERT INTO finished_entries ` + finishColumns + `
+		SELECT ` + finishSelect + `, 'dropped', ?, 'expiry-sweep'
+		FROM entries WHERE state = 'pending' AND expire_at_ns < ? AND subject_generation IS NOT NULL`
 	sqlSweepDelete = `DELETE FROM entries WHERE state = 'pending' AND expire_at_ns < ?`
 )
 
@@ -24,6 +30,8 @@ func (t *Tx) Insert(ctx context.Context, e *Entry) error {
 	err := t.q.QueryRowContext(ctx, sqlInsert,
 		e.ID, e.State, e.SubjectKey, e.TaskID, e.WorkflowRef, e.WorkflowID, e.EnqueuedAt, e.AssignedAt,
 		e.HeldAt, e.RunAt, e.RunAtNS, e.ExpireAfterSecs, e.ExpireAtNS, e.LeaseExpiresNS, string(e.Dispatch),
+		e.AssignedAtNS, e.QualifiedID, e.SubjectGeneration, e.WorkflowGeneration, e.LeaseOwner,
+		e.LeaseGeneration, e.LeaseExpiresAt, e.RepoURL, e.RepoBaseRef, e.RepoHeadRef, e.RepoCollisionKey,
 	).Scan(&e.Ordinal)
 	if err != nil {
 		return fmt.Errorf("store: insert entry: %w", err)
@@ -34,8 +42,11 @@ func (t *Tx) Insert(ctx context.Context, e *Entry) error {
 // Save writes the fields a status transition changes.
 func (t *Tx) Save(ctx context.Context, e *Entry) error {
 	_, err := t.q.ExecContext(ctx, `UPDATE entries SET state = ?, workflow_id = ?, assigned_at = ?,
-		held_at = ?, lease_expires_ns = ? WHERE entry_id = ?`,
-		e.State, e.WorkflowID, e.AssignedAt, e.HeldAt, e.LeaseExpiresNS, e.ID)
+		held_at = ?, lease_expires_ns = ?, assigned_at_ns = ?, qualified_id = ?, subject_generation = ?,
+		workflow_generation = ?, lease_owner = ?, lease_generation = ?, lease_expires_at = ?
+		WHERE entry_id = ?`,
+		e.State, e.WorkflowID, e.AssignedAt, e.HeldAt, e.LeaseExpiresNS, e.AssignedAtNS, e.QualifiedID,
+		e.SubjectGeneration, e.WorkflowGeneration, e.LeaseOwner, e.LeaseGeneration, e.LeaseExpiresAt, e.ID)
 	if err != nil {
 		return fmt.Errorf("store: save entry: %w", err)
 	}
@@ -70,6 +81,9 @@ func (t *Tx) SweepExpired(ctx context.Context, nowNS int64, at, method string) (
 	n, err := res.RowsAffected()
 	if err != nil || n == 0 {
 		return 0, err
+	}
+	if _, err := t.q.ExecContext(ctx, sqlSweepFinish, at, nowNS); err != nil {
+		return 0, fmt.Errorf("store: sweep finish: %w", err)
 	}
 	if _, err := t.q.ExecContext(ctx, sqlSweepDelete, nowNS); err != nil {
 		return 0, fmt.Errorf("store: sweep: %w", err)

@@ -15,7 +15,11 @@ import (
 // host would produce for the same value, so a dispatch survives the queue
 // unchanged in meaning and stable in form.
 type Dispatch struct {
-	Subject       SubjectRef
+	// Subject is nil for a genuinely subjectless dispatch (0.7: optional).
+	Subject *SubjectRef
+	// Actor is the 0.7 transport-asserted identity, canonical; nil when
+	// absent. Stored and echoed, never interpreted.
+	Actor         json.RawMessage
 	WorkflowRef   string
 	Input         json.RawMessage // canonical; nil when absent or null
 	Vars          map[string]string
@@ -31,12 +35,15 @@ func DecodeDispatch(raw json.RawMessage) (Dispatch, error) {
 		return Dispatch{}, err
 	}
 	var d Dispatch
-	subject, ok := o["subject"]
-	if !ok {
-		return Dispatch{}, missing("subject")
+	if subject := o.get("subject"); subject != nil {
+		s, err := decodeSubject(subject)
+		if err != nil {
+			return Dispatch{}, fmt.Errorf("subject: %w", err)
+		}
+		d.Subject = &s
 	}
-	if d.Subject, err = decodeSubject(subject); err != nil {
-		return Dispatch{}, fmt.Errorf("subject: %w", err)
+	if d.Actor, err = decodeActor(o.get("actor")); err != nil {
+		return Dispatch{}, fmt.Errorf("actor: %w", err)
 	}
 	if d.WorkflowRef, err = o.reqString("workflow_ref"); err != nil {
 		return Dispatch{}, err
@@ -92,10 +99,11 @@ func decodeVars(v json.RawMessage) (map[string]string, error) {
 
 // dispatchOut is SubjectDispatch on output, keys in sorted order.
 type dispatchOut struct {
+	Actor         json.RawMessage   `json:"actor,omitempty"`
 	Input         json.RawMessage   `json:"input,omitempty"`
 	Priority      *string           `json:"priority,omitempty"`
 	RequestedAt   string            `json:"requested_at"`
-	Subject       SubjectRef        `json:"subject"`
+	Subject       *SubjectRef       `json:"subject,omitempty"`
 	TriggerSource string            `json:"trigger_source"`
 	Vars          map[string]string `json:"vars,omitempty"`
 	WorkflowRef   string            `json:"workflow_ref"`
@@ -105,6 +113,7 @@ type dispatchOut struct {
 // fields omitted at their defaults, requested_at with "Z".
 func (d Dispatch) Encode() (json.RawMessage, error) {
 	return rustjson.Marshal(dispatchOut{
+		Actor:         d.Actor,
 		Input:         d.Input,
 		Priority:      d.Priority,
 		RequestedAt:   rustjson.TimeZ(d.RequestedAt),
@@ -113,4 +122,35 @@ func (d Dispatch) Encode() (json.RawMessage, error) {
 		Vars:          d.Vars,
 		WorkflowRef:   d.WorkflowRef,
 	})
+}
+
+// actorOut is Actor on output: keys sorted, claims omitted when empty.
+type actorOut struct {
+	Claims   []string `json:"claims,omitempty"`
+	TenantID *string  `json:"tenant_id,omitempty"`
+	UserID   string   `json:"user_id"`
+}
+
+// decodeActor reads the 0.7 Actor leniently (unknown keys dropped) and
+// returns its canonical encoding, so it survives the queue unchanged and
+// hashes stably.
+func decodeActor(v json.RawMessage) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	o, err := parseObject(v, "struct Actor")
+	if err != nil {
+		return nil, err
+	}
+	var a actorOut
+	if a.UserID, err = o.reqString("user_id"); err != nil {
+		return nil, err
+	}
+	if a.Claims, _, err = o.optStrings("claims"); err != nil {
+		return nil, err
+	}
+	if a.TenantID, err = o.optString("tenant_id"); err != nil {
+		return nil, err
+	}
+	return rustjson.Marshal(a)
 }

@@ -73,7 +73,7 @@ func TestDispatchErrors(t *testing.T) {
 		change map[string]string
 		want   string
 	}{
-		{"missing subject", map[string]string{"subject": ""}, "missing field `subject`"},
+		{"bad actor", map[string]string{"actor": `{"claims":["a"]}`}, "actor: missing field `user_id`"},
 		{"missing workflow_ref", map[string]string{"workflow_ref": ""}, "missing field `workflow_ref`"},
 		{"null workflow_ref", map[string]string{"workflow_ref": "null"}, "invalid type for `workflow_ref`: null"},
 		{"missing trigger_source", map[string]string{"trigger_source": ""}, "missing field `trigger_source`"},
@@ -94,5 +94,19 @@ func TestDispatchErrors(t *testing.T) {
 	}
 	if _, err := DecodeDispatch(json.RawMessage(`"x"`)); err == nil || !strings.Contains(err.Error(), "expected struct SubjectDispatch") {
 		t.Errorf("a string dispatch: %v", err)
+	}
+}
+
+// 0.7: a dispatch may have no subject, and an actor is kept canonically.
+func TestDispatchV07Fields(t *testing.T) {
+	in := `{"actor":{"user_id":"u1","tenant_id":"t","claims":["admin"],"extra":1},"requested_at":"2026-06-14T11:00:00+02:00","trigger_source":"s","workflow_ref":"w"}`
+	d, err := DecodeDispatch(json.RawMessage(in))
+	if err != nil || d.Subject != nil {
+		t.Fatalf("decode: %+v, %v", d, err)
+	}
+	out, err := d.Encode()
+	want := `{"actor":{"claims":["admin"],"tenant_id":"t","user_id":"u1"},"requested_at":"2026-06-14T09:00:00Z","trigger_source":"s","workflow_ref":"w"}`
+	if err != nil || string(out) != want {
+		t.Errorf("encode\n got %s\nwant %s", out, want)
 	}
 }

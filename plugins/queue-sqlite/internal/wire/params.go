@@ -40,6 +40,11 @@ func (r *EnqueueRequest) DecodeParams(raw []byte) error {
 	if !ok {
 		return missing("subject_dispatch")
 	}
+	if inner, err := parseObject(d, "struct SubjectDispatch"); err == nil && inner.get("subject") == nil {
+		// 0.7 made the subject optional; the 0.3.2 surface still needs
+		// it, and reports it first, as before.
+		return prefix("subject_dispatch", missing("subject"))
+	}
 	if r.Dispatch, err = DecodeDispatch(d); err != nil {
 		return prefix("subject_dispatch", err)
 	}

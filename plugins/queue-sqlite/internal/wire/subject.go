@@ -47,6 +47,15 @@ func (s SubjectRef) TaskID() (string, bool) {
 	return "", false
 }
 
+// TaskIDV2 is QueueEntry.task_id under queue 0.4.0: the raw id when the
+// kind is animus.task or task (ASCII case-insensitive).
+func (s SubjectRef) TaskIDV2() (string, bool) {
+	if strings.EqualFold(s.Kind, "task") {
+		return s.ID, true
+	}
+	return s.TaskID()
+}
+
 func builtin(kind string) bool {
 	return strings.EqualFold(kind, KindTask) || strings.EqualFold(kind, KindRequirement) || strings.EqualFold(kind, KindCustom)
 }

@@ -73,13 +73,6 @@ type ReleasePendingResponse struct {
 	Status  string `json:"status"`
 }
 
-// Capabilities is QueueCapabilities, the kind_capabilities.queue.extra
-// object.
-type Capabilities struct {
-	MaxLeaseBatch    uint32 `json:"max_lease_batch"`
-	PriorityWeighted bool   `json:"priority_weighted"`
-}
-
 // Entry statuses and completion statuses (queue.md §3.2).
 const (
 	StatusPending  = "pending"
@@ -90,6 +83,3 @@ const (
 	CompletionFailed    = "failed"
 	CompletionCancelled = "cancelled"
 )
-
-// CrateVersion is the animus-queue-protocol version this plugin speaks.
-const CrateVersion = "0.3.2"
