@@ -1,10 +1,9 @@
 package compat
 
 import (
-	"encoding/json"
-	"fmt"
-	"slices"
+	"strings"
 
+	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 )
 
@@ -12,103 +11,104 @@ import (
 // line, with the note that says so.
 type DaemonLine struct {
 	Line   string // "0.5.x – 0.6.x", "0.7"
-	Status string // "written against", "not supported", "not targeted"
+	Status string // "written against", "no change required"
 	Detail string
 	Source string
 }
 
 // DaemonLines returns the daemon lines of a plugin (by directory). The
-// 0.5/0.6 entries record which caller's frames and quirks the plugin was
-// built and tested against (the fake host reproduces them); the 0.7
-// entries say what is known of that line. What the binaries do with a
-// 0.7 host is measured, not stated here (Gate and the 1.2.0 handshake).
+// entries record which caller's frames and quirks the plugin was written
+// against (the fake host reproduces both lines, fakehost.Daemon06 and
+// Daemon07); what the binary does under each line is measured, not
+// stated here (LineRun).
 func DaemonLines(dir string) []DaemonLine {
-	const notTargeted = "no 0.7 behaviour of this kind is documented in the reference notes; the 0.7 generic handshake (protocol 1.2.0) is measured below"
+	const unchanged = "no new method, capability or gate for this kind in 0.7; only the announced handshake changes: "
+	const generic = unchanged + "the generic host sends protocol `1.2.0`, host `0.1.0`, no `init_extensions`"
+	const perKind = unchanged + "the per-kind client still sends `1.1.0` with `project_binding`, host `0.7.0-rc.52`"
 	switch dir {
 	case "subject-sqlite":
 		return []DaemonLine{
-			{"0.5.x – 0.6.x", "written against", "the subject router (kinds from --manifest `subject_kind:` entries), control-surface `{filter}` list params, bare Subject results, runner fallbacks", "subject.md §3"},
-			{"0.7", "not targeted", "the newest router's `<kind>/v2/<verb>` actor surface is optional (`-32601` is fine); " + notTargeted, "subject.md §3.2"},
+			{line06, "written against", "the subject router (kinds from --manifest `subject_kind:` entries), control-surface `{filter}` list params, bare Subject results, runner fallbacks", "subject.md §3"},
+			{line07, "no change required", generic + "; the actor-scoped `<kind>/v2/<verb>` surface is optional (`-32601` is fine)", "animus-0.7.md §3"},
 		}
 	case "queue-sqlite":
 		return []DaemonLine{
-			{"0.5.x – 0.6.x", "written against", "queue protocol 0.3.2: one process per call, the dispatch tick with workflow_ids and exclude_subjects, the completion reconcilers, v0.5.0's `repo_scope: \"\"` handshake", "queue.md §§1–6; plugins/queue-sqlite/README.md"},
-			{"0.7", "not supported", "from 0.7.0-rc.34 the daemon refuses a queue without generation-fenced leases (queue protocol 0.4.0, six `queue/v2/*` methods); not implemented", "queue.md §8; NOTES.md"},
+			{line06, "written against", "queue protocol 0.3.2: one process per call, the dispatch tick with workflow_ids and exclude_subjects, the completion reconcilers, v0.5.0's `repo_scope: \"\"` handshake", "queue.md §§1–6; plugins/queue-sqlite/README.md"},
+			{line07, "written against", "queue protocol 0.4.0: from 0.7.0-rc.34 the daemon refuses a queue that fails its gate; the six `queue/v2/*` methods beside the old-style ones the 0.7 daemon and CLI still call, one process per call", "queue-v2.md §§1, 4; plugins/queue-sqlite/README.md"},
 		}
 	case "durable-sqlite":
 		return []DaemonLine{
-			{"0.5.x – 0.6.x", "written against", "durable protocol 0.1.0 (animus-protocol v0.5.10) and its one real caller, the agent runner's recording fence", "durable.md §5"},
-			{"0.7", "not targeted", notTargeted, "durable.md"},
+			{line06, "written against", "durable protocol 0.1.0 (animus-protocol v0.5.10) and its one real caller, the agent runner's recording fence", "durable.md §5"},
+			{line07, "no change required", perKind + "; the durable store carries no execution fence", "animus-0.7.md §4"},
 		}
 	case "notifier-webhook":
 		return []DaemonLine{
-			{"0.5.x – 0.6.x", "written against", "the daemon's NotifierPluginDispatcher: one notify per event, flush on its tick, `*_env` secrets forwarded", "notifier-webhook.md §2"},
-			{"0.7", "not targeted", notTargeted, "notifier-webhook.md"},
+			{line06, "written against", "the daemon's NotifierPluginDispatcher: one notify per event, flush on its tick, `*_env` secrets forwarded", "notifier-webhook.md §2"},
+			{line07, "no change required", perKind + " and `memory_mcp_stdio_command`", "animus-0.7.md §5"},
 		}
 	case "trigger-slack":
 		return []DaemonLine{
-			{"0.5.x – 0.6.x", "written against", "the trigger supervisor: flat `trigger/event`, routing by `trigger_id`, `trigger/ack` as a notification", "trigger-slack.md §2"},
-			{"0.7", "not targeted", notTargeted, "trigger-slack.md"},
+			{line06, "written against", "the trigger supervisor: flat `trigger/event`, routing by `trigger_id`, `trigger/ack` as a notification", "trigger-slack.md §2"},
+			{line07, "no change required", generic, "animus-0.7.md §6"},
 		}
 	case "logs-loki":
 		return []DaemonLine{
-			{"0.5.x – 0.6.x", "written against", "the daemon's log writer (one entry per `log_storage/store`, 5 s) and `daemon/logs` reading through `log_storage/query`", "logs-loki.md §3"},
-			{"0.7", "not targeted", notTargeted, "logs-loki.md"},
+			{line06, "written against", "the daemon's log writer (one entry per `log_storage/store`, 5 s) and `daemon/logs` reading through `log_storage/query`", "logs-loki.md §3"},
+			{line07, "no change required", generic + "; `animus output` also reads run transcripts back through `log_storage/query`", "animus-0.7.md §7"},
 		}
 	case "transport-http":
 		return []DaemonLine{
-			{"0.5.x – 0.6.x", "written against", "the daemon's transport hosting (transport/start with the control socket, transport/shutdown ladder) and its control protocol", "transport-http.md §§1–2"},
-			{"0.7", "not targeted", notTargeted, "transport-http.md"},
+			{line06, "written against", "the daemon's transport hosting (transport/start with the control socket, transport/shutdown ladder) and its control protocol", "transport-http.md §§1–2"},
+			{line07, "no change required", generic, "animus-0.7.md §8"},
 		}
 	}
 	return nil
 }
 
+// The daemon line names of the tables; measuredLines maps them to the
+// fake host's lines.
+const (
+	line06 = "0.5.x – 0.6.x"
+	line07 = "0.7"
+)
+
 // Gate is a check a daemon line applies to a plugin's initialize reply
 // before it will use it.
 type Gate struct {
-	Line   string
+	Line   string // the DaemonLine.Line that applies it
+	Since  string // the first build that does
 	Source string
-	// Unmet lists what the reply lacks; empty means the gate passes.
-	Unmet func(*fakehost.InitializeResult) []string
+	// Check returns why the daemon refuses the reply; nil means it passes.
+	Check func(*fakehost.InitializeResult) error
 }
 
-// Gates returns the gates known for a plugin_kind. Only the queue has one:
-// Animus 0.7.0-rc.34+ checks, at startup and on every ticketed call,
-// generation_fenced_leases_v1, max_lease_batch >= 5 and six queue/v2
-// methods (queue.md §8).
-func Gates(kind string) []Gate {
-	if kind != "queue" {
+// Gates returns the gates a daemon line applies to a plugin_kind. Only
+// the queue has one: Animus 0.7.0-rc.34+ runs require_generation_fenced_queue
+// at startup and before every ticketed call (queue-v2.md §1.1). The check
+// is the e2e suite's Go copy of it, so the matrix and the conformance
+// runner cannot disagree on what the daemon accepts.
+func Gates(line, kind string) []Gate {
+	if line != line07 || kind != "queue" {
 		return nil
 	}
-	return []Gate{{Line: "0.7.0-rc.34+", Source: "queue.md §8", Unmet: queueV2Unmet}}
+	return []Gate{{Line: line07, Since: "0.7.0-rc.34", Source: "queue-v2.md §1.1", Check: func(res *fakehost.InitializeResult) error {
+		_, err := conformance.RequireGenerationFencedQueue(res)
+		return err
+	}}}
 }
 
-func queueV2Unmet(res *fakehost.InitializeResult) []string {
-	var extra struct {
-		Fenced   *bool   `json:"generation_fenced_leases_v1"`
-		MaxBatch *uint64 `json:"max_lease_batch"`
+// GateResult is a gate evaluated on a real initialize reply.
+type GateResult struct {
+	Gate
+	// Refusal is why the daemon would refuse the plugin; empty means the
+	// gate passes.
+	Refusal string
+}
+
+func evaluate(g Gate, res *fakehost.InitializeResult) GateResult {
+	r := GateResult{Gate: g}
+	if err := g.Check(res); err != nil {
+		r.Refusal = strings.TrimPrefix(err.Error(), conformance.ErrQueueGate.Error()+": ")
 	}
-	if kc, ok := res.KindCapabilities["queue"]; ok && len(kc.Extra) > 0 {
-		// An undecodable extra reads as absent flags, which the daemon
-		// would refuse as well.
-		_ = json.Unmarshal(kc.Extra, &extra)
-	}
-	var unmet []string
-	if extra.Fenced == nil || !*extra.Fenced {
-		unmet = append(unmet, "`generation_fenced_leases_v1` is not true")
-	}
-	if extra.MaxBatch == nil || *extra.MaxBatch < 5 {
-		unmet = append(unmet, "`max_lease_batch` is below 5")
-	}
-	var missing int
-	for _, m := range []string{"queue/v2/enqueue", "queue/v2/lease", "queue/v2/lease/renew", "queue/v2/lease/recover", "queue/v2/completion", "queue/v2/release_pending"} {
-		if !slices.Contains(res.Capabilities.Methods, m) {
-			missing++
-		}
-	}
-	if missing > 0 {
-		unmet = append(unmet, fmt.Sprintf("%d of the 6 `queue/v2/*` methods are not advertised", missing))
-	}
-	return unmet
+	return r
 }

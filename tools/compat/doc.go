@@ -6,12 +6,14 @@
 //     citing the spec or reference-note section of each), and whether the
 //     binary serves it (listed in initialize's capabilities.methods) or
 //     refuses it, with the JSON-RPC code and data.category of a real call;
-//   - the Animus daemon lines it was written against (DaemonLines), plus
-//     what is measured for the 0.7 line: the 1.2.0 generic handshake and,
-//     for the queue, the 0.7.0-rc.34 startup gate (Gates);
-//   - the verdict of the conformance runner (e2e/conformance) run in
-//     process, with the same local fakes the plugin's e2e TestConformance
-//     uses (Plugin.Upstream);
+//   - the Animus daemon lines it was written against (DaemonLines);
+//   - what each daemon line the fake host speaks measures (LineRun, one
+//     per line: 0.6 and 0.7): that line's handshake for the kind, its
+//     gates (the 0.7 daemon's queue gate, the e2e suite's copy: Gates),
+//     and the verdict of the conformance runner (e2e/conformance) run in
+//     process with every scenario spawned as that line (the queue-v2
+//     suite under 0.7 for a queue the gate accepts), with the same local
+//     fakes the plugin's e2e TestConformance uses (Plugin.Upstream);
 //   - each known difference from the reference plugin and the reason
 //     (Differences), harvested from the plugin READMEs and the reference
 //     notes; tests tie the table to the READMEs item by item.

@@ -7,11 +7,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
+	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 )
 
@@ -34,9 +36,11 @@ type Row struct {
 	Missing string
 	// Error is set when the binary could not be probed or run; the
 	// command exits non-zero after writing the matrix.
-	Error       string
-	Probe       *Probe
-	Conformance *Conformance
+	Error string
+	Probe *Probe
+	// Runs are the measurements under each daemon line, in the order of
+	// measuredLines.
+	Runs        []LineRun
 	Lines       []DaemonLine
 	Differences []Difference
 }
@@ -113,8 +117,16 @@ func (r *Row) fill(ctx context.Context, bin string, o Options) error {
 	if pr.Manifest.Name != r.Plugin.Name() || pr.Manifest.PluginKind != r.Plugin.Kind {
 		return fmt.Errorf("manifest says %s (%s), want %s (%s)", pr.Manifest.Name, pr.Manifest.PluginKind, r.Plugin.Name(), r.Plugin.Kind)
 	}
-	if r.Conformance, err = runConformance(ctx, bin, env, o.Schemas, o.Log); err != nil {
-		return err
+	r.Runs, err = measureLines(ctx, r.Plugin, bin, env, o.Schemas, pr.Manifest, o.Log)
+	return err
+}
+
+// Run returns the measurement under a daemon line, or nil.
+func (r *Row) Run(line string) *LineRun {
+	for i := range r.Runs {
+		if r.Runs[i].Line == line {
+			return &r.Runs[i]
+		}
 	}
 	return nil
 }
@@ -153,13 +165,15 @@ func firstLine(s string) string {
 	return s
 }
 
-// scenarioTimeout is the runner's default per-scenario bound.
-const scenarioTimeout = 30 * time.Second
+// scenarioTimeout is the per-scenario bound: only a hung scenario reaches
+// it (the queue-v2 suite's concurrency scenarios take seconds).
+const scenarioTimeout = time.Minute
 
-// Conformance is the runner's verdict on one binary: what
-// animus-plugin-conformance would print, without timings.
+// Conformance is the runner's verdict on one binary under one daemon
+// line: what `animus-plugin-conformance --daemon` would print, without
+// timings.
 type Conformance struct {
-	Suite   string // the suite kind the runner chose from the manifest
+	Suites  []string // the suites of the scenarios that ran, in run order
 	Total   int
 	Passed  int
 	Failed  int
@@ -172,23 +186,24 @@ type Conformance struct {
 // ScenarioNote is a scenario id with the reason the runner gave.
 type ScenarioNote struct{ ID, Reason string }
 
-// runConformance drives the conformance runner in process exactly as the
-// command and conformancetest.RequireAllPass do: Prepare (manifest probe
-// and a throw-away handshake), then every scenario ScenariosFor selects.
-// Per-scenario lines go to log (with timings, for the operator), never into
-// the matrix.
-func runConformance(ctx context.Context, binary string, env map[string]string, schemas *schemacheck.Set, log io.Writer) (*Conformance, error) {
-	target, err := conformance.Prepare(ctx, binary, "", schemas, env)
-	if err != nil {
-		return nil, fmt.Errorf("conformance prepare: %w", err)
-	}
-	rep := conformance.RunAll(ctx, target, conformance.ScenariosFor(target), conformance.Options{
-		Timeout: scenarioTimeout, Out: log,
+// runConformance drives the conformance runner in process as the command
+// and conformancetest.RequireAllPassUnder do, on a target Prepare made:
+// the scenarios with every process spawned under daemon's handshakes.
+// Per-scenario lines go to log (with timings, for the operator), never
+// into the matrix.
+func runConformance(ctx context.Context, target *conformance.Target, scenarios []conformance.Scenario, daemon fakehost.Daemon, log io.Writer) (*Conformance, error) {
+	rep := conformance.RunAll(ctx, target, scenarios, conformance.Options{
+		Timeout: scenarioTimeout, Out: log, Daemon: daemon,
 	})
 	if log != nil {
 		fmt.Fprintln(log, rep.Summary())
 	}
-	c := &Conformance{Suite: rep.Kind, Total: len(rep.Results), Passed: rep.Passed, Failed: rep.Failed, Skipped: rep.Skipped}
+	c := &Conformance{Total: len(rep.Results), Passed: rep.Passed, Failed: rep.Failed, Skipped: rep.Skipped}
+	for _, sc := range scenarios {
+		if !slices.Contains(c.Suites, sc.Suite) {
+			c.Suites = append(c.Suites, sc.Suite)
+		}
+	}
 	for _, r := range rep.Results {
 		switch r.Status {
 		case conformance.Fail:

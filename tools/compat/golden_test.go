@@ -43,7 +43,7 @@ func TestCommittedMatrixIsCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	var log bytes.Buffer
 	m, err := Generate(ctx, Options{BinDir: binDir, Schemas: schemas, Log: &log})

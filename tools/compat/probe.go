@@ -2,7 +2,6 @@ package compat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,12 +31,6 @@ type MethodResult struct {
 	Category string
 }
 
-// GateResult is a daemon gate evaluated on the real initialize reply.
-type GateResult struct {
-	Gate
-	Unmet []string
-}
-
 // Probe is everything learned from one binary over the wire.
 type Probe struct {
 	Manifest    *fakehost.Manifest
@@ -46,34 +39,27 @@ type Probe struct {
 	Methods     []MethodResult
 	Beyond      []string // advertised methods the spec tables do not list, sorted
 	CapStrings  []string // advertised capability strings that are not methods ("subject_kind:task"), sorted
-	Gates       []GateResult
-	// Host12 is the outcome of the 0.7 line's generic handshake
-	// (protocol 1.2.0, host-and-lifecycle.md §6).
-	Host12 string
 	// Exit is how the caller's shutdown ladder ended the process.
 	Exit string
 }
 
 // probeBinary runs --manifest, a real handshake with the caller's preset,
-// calls every spec method the plugin does not advertise, evaluates the
-// daemon gates, shuts down with the caller's ladder, then tries the 1.2.0
-// handshake in a second process.
+// calls every spec method the plugin does not advertise and shuts down
+// with the caller's ladder. What each daemon line makes of the binary is
+// measureLines's.
 func probeBinary(ctx context.Context, p Plugin, binary string, env map[string]string, schemas *schemacheck.Set) (*Probe, error) {
 	man, err := fakehost.Probe(ctx, binary, fakehost.ProbeOptions{Env: env, Schemas: schemas})
 	if err != nil {
 		return nil, fmt.Errorf("--manifest: %w", err)
 	}
 	pr := &Probe{Manifest: man}
-	err = withHost(ctx, binary, env, schemas, man, func(h *fakehost.Host) error {
+	err = withHost(ctx, binary, env, schemas, man, fakehost.Daemon{}, func(h *fakehost.Host) error {
 		if pr.Init, err = h.Initialize(ctx, fakehost.Handshake{Preset: p.Preset}); err != nil {
 			return fmt.Errorf("initialize (%s preset): %w", p.Preset, err)
 		}
 		pr.SubjectKind = subjectKind(pr.Init)
 		if err := pr.callMethods(ctx, h, p.Kind); err != nil {
 			return err
-		}
-		for _, g := range Gates(p.Kind) {
-			pr.Gates = append(pr.Gates, GateResult{Gate: g, Unmet: g.Unmet(pr.Init)})
 		}
 		rep, err := h.Shutdown(ctx, p.Ladder)
 		if err != nil {
@@ -85,30 +71,14 @@ func probeBinary(ctx context.Context, p Plugin, binary string, env map[string]st
 	if err != nil {
 		return nil, err
 	}
-	err = withHost(ctx, binary, env, schemas, man, func(h *fakehost.Host) error {
-		res, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetDaemon, ProtocolVersion: "1.2.0"})
-		switch {
-		case err == nil:
-			pr.Host12 = fmt.Sprintf("accepted (replies protocol_version %s)", res.ProtocolVersion)
-		case errors.Is(err, fakehost.ErrHandshake):
-			pr.Host12 = "refused: " + strings.TrimPrefix(err.Error(), fakehost.ErrHandshake.Error()+": ")
-		default:
-			return fmt.Errorf("initialize as a 1.2.0 host: %w", err)
-		}
-		_, err = h.Shutdown(ctx, p.Ladder)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
 	return pr, nil
 }
 
-// withHost spawns the binary as the daemon does (scrubbed environment plus
-// env_required, cwd a fresh project directory) and always reaps it. Any
+// withHost spawns the binary as daemon's line does (scrubbed environment
+// plus env_required, cwd a fresh project directory) and always reaps it. Any
 // wire violation the fake host saw fails the probe: the matrix must not
 // describe a binary that breaks the protocol as if it were fine.
-func withHost(ctx context.Context, binary string, env map[string]string, schemas *schemacheck.Set, man *fakehost.Manifest, fn func(*fakehost.Host) error) error {
+func withHost(ctx context.Context, binary string, env map[string]string, schemas *schemacheck.Set, man *fakehost.Manifest, daemon fakehost.Daemon, fn func(*fakehost.Host) error) error {
 	dir, err := os.MkdirTemp("", "animus-compat-*")
 	if err != nil {
 		return err
@@ -119,7 +89,7 @@ func withHost(ctx context.Context, binary string, env map[string]string, schemas
 	}
 	h, err := fakehost.Start(ctx, fakehost.Config{
 		Binary: binary, Dir: dir, EnvMode: fakehost.EnvDaemon, Env: env,
-		Declared: man.EnvNames(), Schemas: schemas,
+		Declared: man.EnvNames(), Schemas: schemas, Daemon: daemon,
 	})
 	if err != nil {
 		return err

@@ -31,16 +31,21 @@ func sampleMatrix(version string) *Matrix {
 			{SpecMethod: SpecMethod{Method: "queue/v2/lease", Ref: "queue.md §8"}, Name: "queue/v2/lease", Called: true, Code: -32601, Category: "method_not_found"},
 		},
 		Beyond: []string{"queue/extra"},
-		Gates:  []GateResult{{Gate: Gates("queue")[0], Unmet: Gates("queue")[0].Unmet(init)}},
-		Host12: "accepted (replies protocol_version 1.1.0)",
 		Exit:   "daemon ladder: exited by itself with code 0",
+	}
+	runs := []LineRun{
+		{Line: line06, Daemon: fakehost.Daemon06, Sent: "protocol `1.1.0`, host `animus 0.6.33`, `init_extensions` `project_binding`",
+			Accepted: true, Reply: "protocol_version 1.1.0",
+			Conformance: &Conformance{Suites: []string{"generic", "queue"}, Total: 4, Passed: 2, Failed: 1, Skipped: 1,
+				FailedIDs: []string{"queue/lease"}, SkippedIDs: []ScenarioNote{{ID: "generic/cancel-request", Reason: "no $harness/slow"}}}},
+		{Line: line07, Daemon: fakehost.Daemon07, Sent: "protocol `1.1.0`, host `animus 0.7.0-rc.52`, `init_extensions` `project_binding`",
+			Accepted: true, Reply: "protocol_version 1.1.0", Gates: []GateResult{evaluate(Gates(line07, "queue")[0], init)},
+			NotRun: "the daemon refuses to use the plugin (gate)"},
 	}
 	return &Matrix{
 		Versions: map[string][]string{version: {queue.Binary()}},
 		Rows: []Row{
-			{Plugin: queue, Probe: pr, Lines: DaemonLines(queue.Dir), Differences: DifferencesOf(queue.Dir),
-				Conformance: &Conformance{Suite: "queue", Total: 4, Passed: 2, Failed: 1, Skipped: 1,
-					FailedIDs: []string{"queue/lease"}, SkippedIDs: []ScenarioNote{{ID: "generic/cancel-request", Reason: "no $harness/slow"}}}},
+			{Plugin: queue, Probe: pr, Runs: runs, Lines: DaemonLines(queue.Dir), Differences: DifferencesOf(queue.Dir)},
 			{Plugin: loki, Missing: "bin/animus-logs-loki is not built (`make build`)", Lines: DaemonLines(loki.Dir), Differences: DifferencesOf(loki.Dir)},
 		},
 	}
@@ -64,12 +69,13 @@ func TestRenderContent(t *testing.T) {
 		VersionPrefix + "`v1.2.3-4-gabcdef0`\n",
 		"| `queue/v2/lease` | queue.md §8 | refused: `-32601` `method_not_found` |",
 		"| `$/ping` | spec §6.2 | answered (not advertised) |",
-		"| [`animus-queue-sqlite`](#animus-queue-sqlite) | `queue` | 2 of 3 | 1 | written against | not supported | **2 pass, 1 fail, 1 skip** |",
+		"| [`animus-queue-sqlite`](#animus-queue-sqlite) | `queue` | 2 of 3 | 1 | **2 pass, 1 fail, 1 skip** | **refused by the gate** |",
+		"| 0.7 (fake host `0.7`) | protocol `1.1.0`, host `animus 0.7.0-rc.52`, `init_extensions` `project_binding` | accepted, protocol_version 1.1.0 | **refuses** (0.7.0-rc.34+, queue-v2.md §1.1): kind_capabilities.queue.extra.generation_fenced_leases_v1 is not true (crate_version \"0.3.2\") | not run: the daemon refuses to use the plugin (gate) |",
+		"Conformance as the 0.6 daemon (`animus-plugin-conformance --daemon 0.6`, suites `generic`, `queue`): 4 scenarios, 2 pass, 1 fail, 1 skip.",
 		"| [`animus-logs-loki`](#animus-logs-loki) | `log_storage_backend` | binary missing |",
 		"**Binary missing:** bin/animus-logs-loki is not built",
 		"Failed: `queue/lease`.",
 		"- skipped `generic/cancel-request`: no $harness/slow",
-		"| 0.7.0-rc.34+ (measured) | fails | the daemon's startup gate: `generation_fenced_leases_v1` is not true",
 		"Also served, beyond the spec tables: `queue/extra`.",
 		"`kind_capabilities.queue` crate `0.3.2`, extra `{\"max_lease_batch\":4294967295}`",
 	} {
@@ -120,32 +126,43 @@ func TestVersionLine(t *testing.T) {
 	}
 }
 
+// TestQueueV2Gate: the matrix applies the 0.7 daemon's gate (the e2e
+// suite's copy) to the queue under the 0.7 line only.
 func TestQueueV2Gate(t *testing.T) {
 	v2 := []string{"queue/v2/enqueue", "queue/v2/lease", "queue/v2/lease/renew", "queue/v2/lease/recover", "queue/v2/completion", "queue/v2/release_pending"}
 	for _, tc := range []struct {
 		name    string
 		extra   string
 		methods []string
-		want    int
+		pass    bool
 	}{
-		{"0.3.2 queue", `{"max_lease_batch":4294967295,"priority_weighted":false}`, []string{"queue/lease"}, 2},
-		{"no extra", ``, nil, 3},
-		{"0.4.0 queue", `{"max_lease_batch":5,"priority_weighted":false,"generation_fenced_leases_v1":true}`, v2, 0},
-		{"batch too small", `{"max_lease_batch":4,"generation_fenced_leases_v1":true}`, v2, 1},
-		{"one method missing", `{"max_lease_batch":5,"generation_fenced_leases_v1":true}`, v2[1:], 1},
+		{"0.3.2 queue", `{"max_lease_batch":4294967295,"priority_weighted":false}`, []string{"queue/lease"}, false},
+		{"no extra", ``, nil, false},
+		{"0.4.0 queue", `{"max_lease_batch":5,"priority_weighted":false,"generation_fenced_leases_v1":true}`, v2, true},
+		{"batch too small", `{"max_lease_batch":4,"generation_fenced_leases_v1":true}`, v2, false},
+		{"one method missing", `{"max_lease_batch":5,"generation_fenced_leases_v1":true}`, v2[1:], false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &fakehost.InitializeResult{Capabilities: fakehost.PluginCapabilities{Methods: tc.methods}}
 			if tc.extra != "" {
 				res.KindCapabilities = map[string]fakehost.KindCapability{"queue": {CrateVersion: "x", Extra: json.RawMessage(tc.extra)}}
 			}
-			if got := Gates("queue")[0].Unmet(res); len(got) != tc.want {
-				t.Errorf("unmet = %q, want %d entries", got, tc.want)
+			got := evaluate(Gates(line07, "queue")[0], res)
+			if (got.Refusal == "") != tc.pass || strings.Contains(got.Refusal, "require_generation_fenced_queue") {
+				t.Errorf("refusal = %q, want pass %t (without the error's prefix)", got.Refusal, tc.pass)
 			}
 		})
 	}
-	if len(Gates("durable_store")) != 0 {
-		t.Error("only the queue kind has a known daemon gate")
+	if len(Gates(line07, "durable_store")) != 0 || len(Gates(line06, "queue")) != 0 {
+		t.Error("only the 0.7 line has a known gate, and only for the queue kind")
+	}
+}
+
+func TestSentHandshake(t *testing.T) {
+	wire := `12:00:00.000 --> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"host_info":{"name":"animus","version":"0.1.0"},"protocol_version":"1.2.0"}}
+12:00:00.001 <-- {"jsonrpc":"2.0","id":1,"result":{}}`
+	if got, want := sentHandshake(wire), "protocol `1.2.0`, host `animus 0.1.0`, no `init_extensions`"; got != want {
+		t.Errorf("sentHandshake = %q, want %q", got, want)
 	}
 }
 

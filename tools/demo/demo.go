@@ -47,13 +47,17 @@ type Demo struct {
 	*Narrator
 	BinDir  string
 	Schemas *schemacheck.Set
-	hosts   []*fakehost.Host
+	// Daemon is the daemon line every spawned plugin is initialized by
+	// (fakehost.Config.Daemon); the zero value keeps the presets' own
+	// handshakes, as the per-plugin sessions use.
+	Daemon fakehost.Daemon
+	hosts  []*fakehost.Host
 }
 
 // Spawn starts the plugin as the daemon would: scrubbed environment plus
 // env_required, cwd a project root, every frame validated.
 func (d *Demo) Spawn(ctx context.Context, binary string, mutate ...func(*fakehost.Config)) (*fakehost.Host, error) {
-	cfg := fakehost.Config{Binary: filepath.Join(d.BinDir, binary), EnvMode: fakehost.EnvDaemon, Schemas: d.Schemas}
+	cfg := fakehost.Config{Binary: filepath.Join(d.BinDir, binary), EnvMode: fakehost.EnvDaemon, Schemas: d.Schemas, Daemon: d.Daemon}
 	for _, m := range mutate {
 		m(&cfg)
 	}
@@ -127,22 +131,33 @@ func (d *Demo) close() error {
 
 // Options select what Run runs.
 type Options struct {
-	Story    bool // the end-to-end story across all seven plugins (RunStory)
+	Story bool // the end-to-end story across all seven plugins (RunStory)
+	// Daemons are the daemon lines the story runs as, in order; nil runs
+	// it once as each line (fakehost.Daemons: 0.6, then 0.7).
+	Daemons  []fakehost.Daemon
 	Sessions bool // the per-plugin sessions (Scripts)
 }
 
-// RunAll is `make demo`: the story first, then every plugin's session.
+// RunAll is `make demo`: the story as each daemon line, then every
+// plugin's session.
 func RunAll(ctx context.Context, binDir string, w io.Writer) error {
 	return Run(ctx, binDir, w, Options{Story: true, Sessions: true})
 }
 
 // Run runs what o selects against the binaries in binDir. It returns an
-// error if anything failed; the sessions still run after a failed story.
+// error if anything failed; a failed story does not stop the next line's
+// run nor the sessions.
 func Run(ctx context.Context, binDir string, w io.Writer, o Options) error {
 	var errs []error
 	if o.Story {
-		if _, err := RunStory(ctx, binDir, w); err != nil {
-			errs = append(errs, fmt.Errorf("story: %w", err))
+		daemons := o.Daemons
+		if len(daemons) == 0 {
+			daemons = fakehost.Daemons()
+		}
+		for _, line := range daemons {
+			if _, err := RunStory(ctx, binDir, w, line); err != nil {
+				errs = append(errs, fmt.Errorf("story as the %s daemon: %w", line, err))
+			}
 		}
 	}
 	if o.Sessions {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 )
 
@@ -33,6 +34,10 @@ type queueDemo struct {
 	bin, dir string
 	declared []string
 	calls    int
+	// gated applies the 0.7 daemon's gate to the initialize result of
+	// every queue/v2 call before the method is sent, as the daemon does
+	// (queue-v2.md §4.1).
+	gated bool
 }
 
 func runQueue(ctx context.Context, d *Demo) (string, error) {
@@ -149,8 +154,14 @@ func (q *queueDemo) call(ctx context.Context, method string, params any) (*fakeh
 	if err != nil {
 		return nil, err
 	}
-	if _, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetQueueClient}); err != nil {
+	res, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetQueueClient})
+	if err != nil {
 		return nil, err
+	}
+	if q.gated && strings.HasPrefix(method, "queue/v2/") {
+		if _, err := conformance.RequireGenerationFencedQueue(res); err != nil {
+			return nil, fmt.Errorf("%s not sent: %w", method, err)
+		}
 	}
 	_, q.seen[h] = h.WireLines(0) // show the method's frames only
 	q.calls++

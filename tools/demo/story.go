@@ -34,6 +34,7 @@ const (
 // answered it. The e2e test asserts on it; the demo prints it.
 type StoryResult struct {
 	Project string
+	Daemon  string // the daemon line the story ran as ("0.6", "0.7")
 
 	// 1. Slack
 	EventID, TriggerID, EventKind, EventText string
@@ -55,10 +56,14 @@ type StoryResult struct {
 	LogsStored, LogsQueried, LogsTailed []string // LogEntry ids
 	LokiEntries                         int      // entries fake Loki holds
 
+	// 2 and 5 as a 0.7 daemon: the queue's generation-fenced surface
+	V2 StoryV2
+
 	// 5. completion
 	SubjectStatus    string // from the subject plugin
-	Completion       string // queue/completion result
+	Completion       string // queue/completion result (0.6) or queue/v2/completion outcome (0.7)
 	PendingAfter     int    // queue/stats pending from the queue plugin
+	AssignedAfter    int    // ... and assigned
 	Deliveries       int    // webhook requests received
 	SignatureOK      bool   // the receiver verified the Standard Webhooks signature
 	WrongKeyRejected bool   // ... and the same request fails with another key
@@ -114,6 +119,7 @@ type story struct {
 	daemon   *fakedaemon.Daemon
 	receiver *storyReceiver
 	queue    *queueDemo
+	v2       storyTickets // the 0.7 daemon's local lease projection
 
 	trigger, subjects, logs *fakehost.Host // long-lived processes
 	transport               *fakehost.Host
@@ -125,21 +131,23 @@ type story struct {
 	mentionTS               string // the Slack message the workflow answers in the thread of
 }
 
-// RunStory runs the end-to-end story against the binaries in binDir and
-// narrates it to w. It returns what every step produced; the error says
-// which step failed.
-func RunStory(ctx context.Context, binDir string, w io.Writer) (*StoryResult, error) {
+// RunStory runs the end-to-end story against the binaries in binDir as
+// the daemon line (fakehost.Daemon06, Daemon07) and narrates it to w: every
+// plugin is initialized with that line's handshakes, and as a 0.7 daemon
+// the queue steps go through queue/v2 behind the daemon's gate. It returns
+// what every step produced; the error says which step failed.
+func RunStory(ctx context.Context, binDir string, w io.Writer, daemon fakehost.Daemon) (*StoryResult, error) {
 	schemas, err := schemacheck.Default()
 	if err != nil {
 		return nil, fmt.Errorf("schemas: %w", err)
 	}
 	n := NewNarrator(w)
 	s := &story{
-		Demo: &Demo{Narrator: n, BinDir: binDir, Schemas: schemas},
-		ctx:  ctx, res: &StoryResult{}, built: map[string]bool{},
+		Demo: &Demo{Narrator: n, BinDir: binDir, Schemas: schemas, Daemon: daemon},
+		ctx:  ctx, res: &StoryResult{Daemon: daemon.String()}, built: map[string]bool{},
 		did: map[string][]string{}, failed: map[string]string{},
 	}
-	n.Title("The end-to-end story: one Slack mention, seven plugins")
+	n.Title(fmt.Sprintf("The end-to-end story as an Animus %s daemon: one Slack mention, seven plugins", daemon))
 	start := time.Now()
 	err = s.run()
 	err = errors.Join(err, s.finish())
@@ -194,6 +202,7 @@ func (s *story) prologue() error {
 	}
 	s.res.Project = s.project
 	s.Step("0. The daemon starts in project %s", s.project)
+	s.sayLine()
 	s.Say("Discovery: each plugin binary answers `--manifest` (scrubbed environment, as the daemon probes it)")
 	var plugins []fakedaemon.PluginInfo
 	for _, p := range storyPlugins {
@@ -325,7 +334,7 @@ func (s *story) finish() error {
 
 // summary prints (and keeps) one row per plugin.
 func (s *story) summary(w io.Writer, took time.Duration) {
-	s.Title(fmt.Sprintf("Story summary (%v)", took.Round(time.Millisecond)))
+	s.Title(fmt.Sprintf("Story summary as the %s daemon (%v)", s.Daemon, took.Round(time.Millisecond)))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PLUGIN\tKIND\tRESULT\tWHAT IT DID IN THE STORY")
 	for _, p := range storyPlugins {

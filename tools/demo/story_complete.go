@@ -32,25 +32,7 @@ func (s *story) stepComplete() error {
 		return err
 	}
 	s.res.SubjectStatus = sub.Status
-	r, err := s.queue.call(s.ctx, "queue/completion", map[string]string{"entry_id": s.res.EntryID, "status": "completed", "workflow_id": storyWorkflow, "workflow_ref": storyPhase})
-	if err != nil {
-		return s.fail(queue, err)
-	}
-	s.res.Completion = string(r.Result)
-	st, err := s.queue.call(s.ctx, "queue/stats", map[string]any{})
-	if err != nil {
-		return s.fail(queue, err)
-	}
-	var stats struct {
-		Pending  int `json:"pending"`
-		Assigned int `json:"assigned"`
-	}
-	if st.Error != nil || json.Unmarshal(st.Result, &stats) != nil {
-		return s.fail(queue, fmt.Errorf("queue/stats: %s", st.Raw))
-	}
-	s.res.PendingAfter = stats.Pending
-	if err := s.Expect(sub.Status == "done" && s.res.Completion == `{"changed":true,"not_found":false}` && stats.Pending == 1 && stats.Assigned == 0,
-		"subject %s; completion %s; the queue holds %d pending (the excluded subject), %d assigned", sub.Status, s.res.Completion, stats.Pending, stats.Assigned); err != nil {
+	if err := s.queueComplete(s.queue); err != nil {
 		return s.fail(queue, err)
 	}
 	s.mirror.entryStatus(s.res.EntryID, "done")
@@ -64,7 +46,7 @@ func (s *story) stepComplete() error {
 	s.emit("subject-status-changed", map[string]any{"subject_id": s.res.SubjectID, "status": sub.Status})
 	s.emit("workflow_completed", map[string]any{"workflow_id": storyWorkflow, "subject_id": s.res.SubjectID})
 	s.record(subj, "then done")
-	s.record(queue, "completed the entry; stats 1 pending")
+	s.record(queue, "completed the entry; stats %d pending, %d assigned", s.res.PendingAfter, s.res.AssignedAfter)
 
 	s.Say("The daemon hands the event to animus-notifier-webhook (quick start: ANIMUS_WEBHOOK_URL + ANIMUS_WEBHOOK_SECRET)")
 	h, err := s.Spawn(s.ctx, notifier, func(c *fakehost.Config) {

@@ -99,8 +99,9 @@ type storyEnqueued struct {
 }
 
 // stepDispatch: the daemon files the mention as a subject, enqueues a
-// dispatch for it, and its scheduler tick leases it, skipping a subject
-// whose workflow is already running.
+// dispatch for it, and its scheduler tick leases it, passing over a
+// subject whose workflow is already running. The queue's part is each
+// daemon line's own (story_queue.go).
 func (s *story) stepDispatch() error {
 	const subj, queue = "animus-subject-sqlite", "animus-queue-sqlite"
 	s.Step("2. The daemon files the work: a subject in animus-subject-sqlite, a dispatch in animus-queue-sqlite, then its tick leases")
@@ -117,7 +118,7 @@ func (s *story) stepDispatch() error {
 	}
 	_, s.seen[h] = h.WireLines(0)
 
-	s.Say(`Earlier, a cron queued "Bump dependencies" again although its workflow wf-nightly-7 is still running`)
+	s.Say(`Earlier, a cron queued "Bump dependencies", and its workflow wf-nightly-7 is still running`)
 	var other, task storySubject
 	resp, err := s.call(h, "task/create", map[string]any{"title": "Bump dependencies", "priority": "low", "labels": []string{"chore"}}, &other)
 	if err != nil {
@@ -130,13 +131,11 @@ func (s *story) stepDispatch() error {
 	if err != nil {
 		return s.fail(queue, err)
 	}
-	otherEntry, err := s.enqueue(q, other, "cron:nightly", "dependency-bump")
-	if err != nil {
+	if s.res.OtherKey, err = s.queueBacklog(q, other); err != nil {
 		return s.fail(queue, err)
 	}
-	s.res.OtherKey = otherEntry.SubjectID
 
-	s.Say("The mention becomes a subject (task/create) and a dispatch of workflow \"review\" (queue/enqueue, one process per call)")
+	s.Say("The mention becomes a subject (task/create) and a dispatch of workflow \"review\" (one queue process per call)")
 	resp, err = s.call(h, "task/create", map[string]any{"title": "Review PR #42", "body": s.res.EventText + "\n\n(from Slack, " + s.res.EventID + ")",
 		"priority": "high", "labels": []string{"slack", "review"}}, &task)
 	if err != nil {
@@ -146,7 +145,7 @@ func (s *story) stepDispatch() error {
 		return err
 	}
 	s.res.SubjectID = task.ID
-	entry, err := s.enqueue(q, task, "trigger:"+storyTrigger, storyPhase)
+	entry, err := s.queueReview(q, task)
 	if err != nil {
 		return s.fail(queue, err)
 	}
@@ -159,20 +158,7 @@ func (s *story) stepDispatch() error {
 	}
 	s.OK("subject %s; entry %s (subject key %s); trigger/ack {status: queued} sent to the trigger", task.ID, entry.EntryID, entry.SubjectID)
 
-	s.Say("Dispatch tick: lease 1 with the daemon's workflow id; the running subject is in exclude_subjects")
-	r, err := q.call(s.ctx, "queue/lease", map[string]any{"max": 1, "workflow_ids": []string{storyWorkflow}, "exclude_subjects": []string{otherEntry.SubjectID}})
-	if err != nil {
-		return s.fail(queue, err)
-	}
-	var lease struct {
-		Leased []StoryLease `json:"leased"`
-	}
-	if r.Error != nil || json.Unmarshal(r.Result, &lease) != nil {
-		return s.fail(queue, fmt.Errorf("queue/lease: %s", r.Raw))
-	}
-	s.res.Leased = lease.Leased
-	if err := s.Expect(len(lease.Leased) == 1 && lease.Leased[0].EntryID == entry.EntryID && lease.Leased[0].WorkflowID == storyWorkflow,
-		"leased 1 entry, %s, as %s: the review, although \"Bump dependencies\" is first in line", leasedText(lease.Leased), storyWorkflow); err != nil {
+	if s.res.Leased, err = s.queueLease(q); err != nil {
 		return s.fail(queue, err)
 	}
 	s.mirror.entryStatus(entry.EntryID, "in-flight")
@@ -187,12 +173,12 @@ func (s *story) stepDispatch() error {
 	s.emit("workflow_started", map[string]any{"workflow_id": storyWorkflow, "subject_id": task.ID, "entry_id": entry.EntryID})
 	s.sync()
 	s.record(subj, "2 subjects created (task/create), the review → in-progress")
-	s.record(queue, "2 enqueued, leased 1 with workflow_ids + exclude_subjects")
 	return nil
 }
 
 // queueClient prepares one-process-per-call queue calls bound to the
-// project, as the daemon runs a queue.
+// project, as the daemon runs a queue. A 0.7 daemon first applies its
+// gate (story_queue07.go).
 func (s *story) queueClient() (*queueDemo, error) {
 	if s.queue != nil {
 		return s.queue, nil
@@ -202,29 +188,14 @@ func (s *story) queueClient() (*queueDemo, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.queue = &queueDemo{Demo: s.Demo, bin: bin, dir: s.project, declared: m.EnvNames()}
-	return s.queue, nil
-}
-
-// enqueue sends a SubjectDispatch for sub (generic SubjectRef form: the
-// subject plugin's kind is not a built-in one).
-func (s *story) enqueue(q *queueDemo, sub storySubject, source, workflowRef string) (storyEnqueued, error) {
-	params := map[string]any{"subject_dispatch": map[string]any{
-		"requested_at":   stamp(),
-		"subject":        map[string]any{"kind": "task", "id": sub.ID, "title": sub.Title},
-		"trigger_source": source,
-		"workflow_ref":   workflowRef,
-	}}
-	r, err := q.call(s.ctx, "queue/enqueue", params)
-	if err != nil {
-		return storyEnqueued{}, err
+	q := &queueDemo{Demo: s.Demo, bin: bin, dir: s.project, declared: m.EnvNames()}
+	if s.ticketed() {
+		if err := s.queueGate(q); err != nil {
+			return nil, err
+		}
 	}
-	var e storyEnqueued
-	if r.Error != nil || json.Unmarshal(r.Result, &e) != nil || e.EntryID == "" {
-		return e, fmt.Errorf("queue/enqueue: %s", r.Raw)
-	}
-	s.mirror.putEntry(fakedaemon.QueueEntry{ID: e.EntryID, SubjectID: e.SubjectID, Status: "ready", Priority: 2, EnqueuedAt: stamp()})
-	return e, nil
+	s.queue = q
+	return q, nil
 }
 
 func leasedText(ls []StoryLease) string {

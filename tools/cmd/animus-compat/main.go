@@ -73,8 +73,11 @@ func run() int {
 			fmt.Fprintf(os.Stderr, "animus-compat: %s: %s\n", r.Plugin.Binary(), r.Missing)
 		case r.Error != "":
 			fmt.Fprintf(os.Stderr, "animus-compat: %s: %s\n", r.Plugin.Binary(), r.Error)
-		case r.Conformance != nil && r.Conformance.Failed > 0:
-			fmt.Fprintf(os.Stderr, "animus-compat: %s: %d conformance scenarios failed\n", r.Plugin.Binary(), r.Conformance.Failed)
+		}
+		for _, lr := range r.Runs {
+			if c := lr.Conformance; c != nil && c.Failed > 0 {
+				fmt.Fprintf(os.Stderr, "animus-compat: %s: %d conformance scenarios failed as the %s daemon\n", r.Plugin.Binary(), c.Failed, lr.Daemon)
+			}
 		}
 	}
 	if m.Failed() {

@@ -1,7 +1,9 @@
 // Command animus-demo runs the narrated demo (`make demo`): first the
-// end-to-end story, one realistic flow through all seven plugins, then
-// every built plugin's own session, each driven through the fake host as
-// the Animus daemon drives it, with its frames printed.
+// end-to-end story, one realistic flow through all seven plugins, once as
+// an Animus 0.6 daemon and once as a 0.7 daemon (whose queue steps go
+// through queue/v2), then every built plugin's own session, each driven
+// through the fake host as the Animus daemon drives it, with its frames
+// printed.
 package main
 
 import (
@@ -14,14 +16,25 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/tools/demo"
 )
 
 func main() {
 	bin := flag.String("bin", "bin", "directory holding the built plugin binaries")
 	story := flag.Bool("story", true, "run the end-to-end story across all seven plugins")
+	daemon := flag.String("daemon", "", "run the story only as this daemon line (0.6 or 0.7); default: as each, in turn")
 	sessions := flag.Bool("sessions", true, "run each plugin's own narrated session after the story")
 	flag.Parse()
+	var daemons []fakehost.Daemon
+	if *daemon != "" {
+		line, err := fakehost.ParseDaemon(*daemon)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "animus-demo:", err)
+			os.Exit(2)
+		}
+		daemons = append(daemons, line)
+	}
 	abs, err := filepath.Abs(*bin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -29,9 +42,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
-	if err := demo.Run(ctx, abs, os.Stdout, demo.Options{Story: *story, Sessions: *sessions}); err != nil {
+	if err := demo.Run(ctx, abs, os.Stdout, demo.Options{Story: *story, Daemons: daemons, Sessions: *sessions}); err != nil {
 		fmt.Fprintln(os.Stderr, "animus-demo:", err)
 		os.Exit(1)
 	}
