@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 )
 
@@ -165,13 +166,13 @@ func scenarioV2Strict(q *qv2) {
 
 	// Nothing above changed the ticket.
 	r := q.expect("queue/v2/lease/renew", renew(f), "applied", "")
-	if err := checkRenewTransition(f, *r.Execution); err != nil {
+	if _, err := queuev2.AcceptRenew(r, f); err != nil {
 		q.failf("%v", err)
 	}
 }
 
 // fenceDoc is a fence as a generic object a scenario can plant keys in.
-func fenceDoc(f execFence) map[string]any {
+func fenceDoc(f queuev2.ExecutionFence) map[string]any {
 	var doc map[string]any
 	b, _ := json.Marshal(f)
 	_ = json.Unmarshal(b, &doc)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // Concurrency scenarios (queue-v2.md §5.4 22–24): separate OS processes on
@@ -30,8 +32,8 @@ func (q *qv2) parallel(n int, worker func(i int)) {
 }
 
 // drain leases with max batch until a call hands out nothing.
-func (q *qv2) drain(owner string, batch int) []fencedEntry {
-	var out []fencedEntry
+func (q *qv2) drain(owner string, batch int) []queuev2.FencedQueueEntry {
+	var out []queuev2.FencedQueueEntry
 	for {
 		wfs := make([]string, batch)
 		for i := range wfs {
@@ -47,7 +49,7 @@ func (q *qv2) drain(owner string, batch int) []fencedEntry {
 
 // handedOutOnce checks every id was leased exactly once with lease
 // generation 1, and no two hand-outs share a fence.
-func (q *qv2) handedOutOnce(ids []string, got []fencedEntry) {
+func (q *qv2) handedOutOnce(ids []string, got []queuev2.FencedQueueEntry) {
 	seen, fences := map[string]int{}, map[string]bool{}
 	for _, fe := range got {
 		seen[fe.Entry.EntryID]++
@@ -78,7 +80,7 @@ func scenarioV2ConcurrentLease(q *qv2) {
 		ids = append(ids, q.enqueue(enqReq(fmt.Sprintf("TASK-%d", i))).EntryID)
 	}
 	var mu sync.Mutex
-	var got []fencedEntry
+	var got []queuev2.FencedQueueEntry
 	q.parallel(6, func(i int) {
 		leased := q.drain(uniq("owner"), 1+i%5)
 		mu.Lock()
@@ -94,7 +96,7 @@ func scenarioV2ConcurrentLease(q *qv2) {
 func scenarioV2ConcurrentEnqueue(q *qv2) {
 	for _, sameKey := range []bool{false, true} {
 		task := map[bool]string{false: "TASK-KEYS", true: "TASK-ONE-KEY"}[sameKey]
-		receipts := make([]enqueueV2, 8)
+		receipts := make([]queuev2.EnqueueResponse, 8)
 		q.parallel(8, func(i int) {
 			key := fmt.Sprintf("%s-k%d", task, i)
 			if sameKey {
@@ -107,7 +109,7 @@ func scenarioV2ConcurrentEnqueue(q *qv2) {
 			if r.Enqueued {
 				created++
 			}
-			if r.EntryID != receipts[0].EntryID || r.Subject != (subjectGen{"task:" + task, 1}) {
+			if r.EntryID != receipts[0].EntryID || r.Subject != (queuev2.SubjectGeneration{QualifiedID: "task:" + task, Generation: 1}) {
 				q.failf("%s: receipts differ: %+v", task, receipts)
 			}
 			if sameKey && r.Warning != nil {
@@ -133,8 +135,8 @@ func scenarioV2Races(q *qv2) {
 		e := q.enqueue(enqReq(fmt.Sprintf("TASK-R%d", round)))
 		f := q.ttl("1").leaseOne(uniq("owner"), e.EntryID)
 		// Aim both calls at the expiry instant, allowing for process start.
-		time.Sleep(time.Until(f.expiry()) - 40*time.Millisecond)
-		var ren, rec mutation
+		time.Sleep(time.Until(f.Expiry()) - 40*time.Millisecond)
+		var ren, rec queuev2.MutationResponse
 		q.ttl("1").parallel(2, func(i int) {
 			if i == 0 {
 				q.result("queue/v2/lease/renew", renew(f), &ren)
@@ -161,7 +163,7 @@ func scenarioV2Races(q *qv2) {
 	for round := 0; round < 3; round++ {
 		e := q.enqueue(enqReq(fmt.Sprintf("TASK-D%d", round)))
 		f := q.leaseOne(uniq("owner"), e.EntryID)
-		var done mutation
+		var done queuev2.MutationResponse
 		var drop queueMutation
 		q.parallel(2, func(i int) {
 			if i == 0 {
@@ -179,7 +181,7 @@ func scenarioV2Races(q *qv2) {
 
 	var mu sync.Mutex
 	var ids []string
-	var got []fencedEntry
+	var got []queuev2.FencedQueueEntry
 	q.parallel(5, func(i int) {
 		if i < 3 {
 			for j := 0; j < 7; j++ {

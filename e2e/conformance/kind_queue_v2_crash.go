@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // Crash and durability scenarios (queue-v2.md §5.4 25–28), done from
@@ -80,7 +82,7 @@ func scenarioV2KillMidCall(q *qv2) {
 	q.note = fmt.Sprintf("%d of %d kills landed before the reply", early, kills)
 	for _, key := range keys {
 		r := q.enqueue(enqReq("TASK-"+key, withKey(key)))
-		if r.Subject != (subjectGen{"task:TASK-" + key, 1}) || r.Warning != nil {
+		if r.Subject != (queuev2.SubjectGeneration{QualifiedID: "task:TASK-" + key, Generation: 1}) || r.Warning != nil {
 			q.failf("replay of %s after a kill: %+v", key, r)
 		}
 		ids = append(ids, r.EntryID)
@@ -138,7 +140,7 @@ func scenarioV2LostReplies(q *qv2) {
 // subject counters survive all entries finishing.
 func scenarioV2Durability(q *qv2) {
 	k := q.killed()
-	var fences []execFence
+	var fences []queuev2.ExecutionFence
 	for i := 0; i < 3; i++ {
 		r := k.enqueueNew(enqReq(fmt.Sprintf("TASK-%d", i), withKey(fmt.Sprintf("k%d", i))), fmt.Sprintf("task:TASK-%d", i), 1)
 		fences = append(fences, k.leaseOne(uniq("owner"), r.EntryID))
@@ -150,7 +152,8 @@ func scenarioV2Durability(q *qv2) {
 	for i := 0; i < 3; i++ {
 		k.enqueueNew(enqReq(fmt.Sprintf("TASK-%d", i)), fmt.Sprintf("task:TASK-%d", i), 2)
 		k.enqueueSame(enqReq(fmt.Sprintf("TASK-%d", i), withKey(fmt.Sprintf("k%d", i))),
-			enqueueV2{EntryID: fences[i].QueueLease.EntryID, Subject: subjectGen{fmt.Sprintf("task:TASK-%d", i), 1}}, "")
+			queuev2.EnqueueResponse{EntryID: fences[i].QueueLease.EntryID,
+				Subject: queuev2.SubjectGeneration{QualifiedID: fmt.Sprintf("task:TASK-%d", i), Generation: 1}}, "")
 	}
 	q.expect("queue/v2/completion", complete(fences[0], "cancelled"), "already_applied", "")
 	q.note = "power loss and synchronous=FULL cannot be observed from outside; SIGKILL after each committed reply instead"
@@ -163,7 +166,7 @@ func scenarioV2TTLLowered(q *qv2) {
 	f := q.ttl("600").leaseOne(uniq("owner"), a.EntryID)
 	for _, ttl := range []string{"600", "60", "1", ""} {
 		r := q.ttl(ttl).expect("queue/v2/lease/renew", renew(f), "applied", "")
-		if err := checkRenewTransition(f, *r.Execution); err != nil {
+		if _, err := queuev2.AcceptRenew(r, f); err != nil {
 			q.failf("renew with %s=%q: %v", EnvLeaseTTL, ttl, err)
 		}
 		f = *r.Execution

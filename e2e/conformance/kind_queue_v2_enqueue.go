@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // queue/v2/enqueue scenarios (queue-v2.md §5.4 3–9; semantics §3.2–§3.4).
@@ -119,7 +121,8 @@ func scenarioV2NextGeneration(q *qv2) {
 		EntryID string `json:"entry_id"`
 	}
 	q.result("queue/enqueue", queueDispatch("TASK-2", ""), &old)
-	q.enqueueSame(enqReq("TASK-2"), enqueueV2{EntryID: old.EntryID, Subject: subjectGen{"task:TASK-2", 1}}, activeWarning("task:TASK-2"))
+	q.enqueueSame(enqReq("TASK-2"), queuev2.EnqueueResponse{EntryID: old.EntryID,
+		Subject: queuev2.SubjectGeneration{QualifiedID: "task:TASK-2", Generation: 1}}, activeWarning("task:TASK-2"))
 
 	q.result("queue/enqueue", queueDispatch("TASK-3", ""), &old)
 	var leased struct {
@@ -204,7 +207,7 @@ func scenarioV2CanonicalIDs(q *qv2) {
 
 	r := q.enqueueNew(enqReq("TASK-9", withRepo("  acme/app  ", " "+baseMain+" ", " refs/heads/animus/TASK-9 ")), "task:TASK-9", 1)
 	f := q.leaseOne(uniq("owner"), r.EntryID)
-	if f.Repository == nil || *f.Repository != (repoReservation{"acme/app", baseMain, "refs/heads/animus/TASK-9"}) {
+	if f.Repository == nil || *f.Repository != (queuev2.RepositoryReservation{Repository: "acme/app", BaseRef: baseMain, HeadRef: "refs/heads/animus/TASK-9"}) {
 		q.failf("repository came back as %+v, want the trimmed reservation", f.Repository)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // The queue-v2 suite's harness. A scenario is a Go function over a qv2:
@@ -120,10 +121,19 @@ func (q *qv2) rpc(method string, params any) *fakehost.Response {
 	return resp
 }
 
-// result is rpc that must succeed, decoded into v (when non-nil).
+// result is rpc that must succeed, decoded into v (when non-nil): a v2
+// result strictly, as the daemon decodes it.
 func (q *qv2) result(method string, params any, v any) json.RawMessage {
 	resp := q.rpc(method, params)
-	if err := wantResult(resp, v); err != nil {
+	err := wantResult(resp, nil)
+	if err == nil && v != nil {
+		if strings.HasPrefix(method, "queue/v2/") {
+			err = queuev2.DecodeStrict(resp.Result, v)
+		} else {
+			err = json.Unmarshal(resp.Result, v)
+		}
+	}
+	if err != nil {
 		q.failf("%s %s: %v", method, clip([]byte(encodeParams(params))), err)
 	}
 	return resp.Result
@@ -138,13 +148,6 @@ func (q *qv2) rpcErr(method string, params any, code int, sub string) {
 	if !strings.Contains(resp.Error.Message, sub) {
 		q.failf("%s: error message %q lacks %q", method, resp.Error.Message, sub)
 	}
-}
-
-type enqueueV2 struct {
-	Enqueued bool       `json:"enqueued"`
-	EntryID  string     `json:"entry_id"`
-	Subject  subjectGen `json:"subject"`
-	Warning  *string    `json:"warning"`
 }
 
 // dispatch07 is a 0.7 SubjectDispatch for a task id, or for a SubjectRef
@@ -178,16 +181,16 @@ func withDispatch(k string, v any) func(M) {
 	return func(r M) { r["subject_dispatch"].(M)[k] = v }
 }
 
-func (q *qv2) enqueue(req M) enqueueV2 {
-	var r enqueueV2
+func (q *qv2) enqueue(req M) queuev2.EnqueueResponse {
+	var r queuev2.EnqueueResponse
 	q.result("queue/v2/enqueue", req, &r)
 	return r
 }
 
 // enqueueNew expects a new entry with this subject generation, no warning.
-func (q *qv2) enqueueNew(req M, qid string, gen uint64) enqueueV2 {
+func (q *qv2) enqueueNew(req M, qid string, gen uint64) queuev2.EnqueueResponse {
 	r := q.enqueue(req)
-	if !r.Enqueued || r.EntryID == "" || r.Subject != (subjectGen{qid, gen}) || r.Warning != nil {
+	if !r.Enqueued || r.EntryID == "" || r.Subject != (queuev2.SubjectGeneration{QualifiedID: qid, Generation: gen}) || r.Warning != nil {
 		q.failf("enqueue %s: got %+v, want a new entry of %s generation %d without warning", encodeParams(req), r, qid, gen)
 	}
 	return r
@@ -195,7 +198,7 @@ func (q *qv2) enqueueNew(req M, qid string, gen uint64) enqueueV2 {
 
 // enqueueSame expects enqueued:false with the entry and subject of want and
 // the warning ("" = none).
-func (q *qv2) enqueueSame(req M, want enqueueV2, warning string) {
+func (q *qv2) enqueueSame(req M, want queuev2.EnqueueResponse, warning string) {
 	r := q.enqueue(req)
 	got := ""
 	if r.Warning != nil {
@@ -213,15 +216,6 @@ func activeWarning(qid string) string {
 
 const boundElsewhere = "already bound to a different queue request"
 
-type leaseV2 struct {
-	Leased  []fencedEntry `json:"leased"`
-	Blocked []struct {
-		EntryID       string     `json:"entry_id"`
-		Reason        string     `json:"reason"`
-		ConflictsWith *execFence `json:"conflicts_with"`
-	} `json:"blocked"`
-}
-
 // leaseReq is the daemon's lease: max = number of fresh workflow ids.
 func leaseReq(owner string, wfIDs ...string) M {
 	if wfIDs == nil {
@@ -230,15 +224,15 @@ func leaseReq(owner string, wfIDs ...string) M {
 	return M{"max": len(wfIDs), "owner_id": owner, "workflow_ids": wfIDs}
 }
 
-// lease leases and validates every hand-out as the dispatch tick does.
-func (q *qv2) lease(req M) leaseV2 {
-	var r leaseV2
+// lease leases and checks every hand-out as the dispatch tick does.
+func (q *qv2) lease(req M) queuev2.LeaseResponse {
+	var r queuev2.LeaseResponse
 	raw := q.result("queue/v2/lease", req, &r)
 	if r.Leased == nil {
 		q.failf("lease result %s has no leased array", clip(raw))
 	}
 	for _, fe := range r.Leased {
-		if err := fe.validate(req["owner_id"].(string)); err != nil {
+		if err := queuev2.AcceptLeased(fe, req["owner_id"].(string)); err != nil {
 			q.failf("lease %s: %v", encodeParams(req), err)
 		}
 	}
@@ -247,7 +241,7 @@ func (q *qv2) lease(req M) leaseV2 {
 
 // leaseOne leases exactly the entry id (one fresh workflow id) and
 // returns its fence.
-func (q *qv2) leaseOne(owner, entryID string) execFence {
+func (q *qv2) leaseOne(owner, entryID string) queuev2.ExecutionFence {
 	r := q.lease(leaseReq(owner, uniq("wf")))
 	if len(r.Leased) != 1 || r.Leased[0].Entry.EntryID != entryID {
 		var got []string
@@ -259,16 +253,10 @@ func (q *qv2) leaseOne(owner, entryID string) execFence {
 	return r.Leased[0].Execution
 }
 
-type mutation struct {
-	Outcome   string     `json:"outcome"`
-	Execution *execFence `json:"execution"`
-	Reason    *string    `json:"reason"`
-}
-
 // expect sends a ticket mutation and checks outcome and reason ("" = any;
 // "-" = absent).
-func (q *qv2) expect(method string, req M, outcome, reason string) mutation {
-	var r mutation
+func (q *qv2) expect(method string, req M, outcome, reason string) queuev2.MutationResponse {
+	var r queuev2.MutationResponse
 	q.result(method, req, &r)
 	got := ""
 	if r.Reason != nil {
@@ -280,15 +268,17 @@ func (q *qv2) expect(method string, req M, outcome, reason string) mutation {
 	return r
 }
 
-func renew(f execFence) M { return M{"execution": f} }
+func renew(f queuev2.ExecutionFence) M { return M{"execution": f} }
 
-func recoverReq(f execFence, owner string) M { return M{"execution": f, "new_owner_id": owner} }
+func recoverReq(f queuev2.ExecutionFence, owner string) M {
+	return M{"execution": f, "new_owner_id": owner}
+}
 
-func complete(f execFence, status string) M {
+func complete(f queuev2.ExecutionFence, status string) M {
 	return M{"execution": f, "status": status, "workflow_ref": "standard"}
 }
 
-func putBack(f execFence, reason string) M { return M{"execution": f, "reason": reason} }
+func putBack(f queuev2.ExecutionFence, reason string) M { return M{"execution": f, "reason": reason} }
 
 func (q *qv2) list(params string) queueList {
 	var l queueList
@@ -322,8 +312,19 @@ func (q *qv2) status(entryID, want string) queueEntry {
 }
 
 // waitPast sleeps until the fence's expiry has passed.
-func waitPast(f execFence) {
-	if d := time.Until(f.expiry()); d > -50*time.Millisecond {
+func waitPast(f queuev2.ExecutionFence) {
+	if d := time.Until(f.Expiry()); d > -50*time.Millisecond {
 		time.Sleep(d + 100*time.Millisecond)
 	}
+}
+
+// expiryNear checks an expiry against now + ttl within slack (process
+// start-up and clock reads on both sides).
+func expiryNear(f queuev2.ExecutionFence, from time.Time, ttl time.Duration) error {
+	got := f.Expiry()
+	lo, hi := from.Add(ttl-2*time.Second), time.Now().Add(ttl+2*time.Second)
+	if got.Before(lo) || got.After(hi) {
+		return fmt.Errorf("expires_at %s, want about now + %v", f.QueueLease.ExpiresAt, ttl)
+	}
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // queue/v2/lease scenarios (queue-v2.md §5.4 10–13; semantics §3.5).
@@ -22,13 +24,13 @@ func scenarioV2LeaseFence(q *qv2) {
 		q.failf("lease: %+v, want one hand-out", l)
 	}
 	f := l.Leased[0].Execution
-	if err := f.validate(true, true); err != nil {
+	if err := f.Validate(queuev2.Coding); err != nil {
 		q.failf("not a valid coding fence: %v", err)
 	}
-	want := execFence{Schema: fenceSchemaID, Version: 1, WorkflowID: wf, WorkflowGeneration: 1,
-		Subject:    &subjectGen{"task:TASK-1", 1},
-		QueueLease: &leaseFence{EntryID: r.EntryID, OwnerID: owner, Generation: 1, ExpiresAt: f.QueueLease.ExpiresAt},
-		Repository: &repoReservation{repoURL, baseMain, "refs/heads/animus/TASK-1"}}
+	want := queuev2.ExecutionFence{Schema: queuev2.FenceSchema, Version: 1, WorkflowID: wf, WorkflowGeneration: 1,
+		Subject:    &queuev2.SubjectGeneration{QualifiedID: "task:TASK-1", Generation: 1},
+		QueueLease: &queuev2.QueueLeaseFence{EntryID: r.EntryID, OwnerID: owner, Generation: 1, ExpiresAt: f.QueueLease.ExpiresAt},
+		Repository: &queuev2.RepositoryReservation{Repository: repoURL, BaseRef: baseMain, HeadRef: "refs/heads/animus/TASK-1"}}
 	if !reflect.DeepEqual(f, want) {
 		q.failf("fence %s, want %s", f, want)
 	}
@@ -80,10 +82,10 @@ func scenarioV2LeaseErrors(q *qv2) {
 		ids = append(ids, q.enqueueNew(enqReq(fmt.Sprintf("TASK-%d", i)), fmt.Sprintf("task:TASK-%d", i), 1).EntryID)
 	}
 	owner := uniq("owner")
-	valid := execFence{Schema: fenceSchemaID, Version: 1, WorkflowID: "wf-x", WorkflowGeneration: 1}
-	bad := valid.clone()
+	valid := queuev2.ExecutionFence{Schema: queuev2.FenceSchema, Version: 1, WorkflowID: "wf-x", WorkflowGeneration: 1}
+	bad := valid.Clone()
 	bad.Schema = "animus.execution-fence.v0"
-	zero := valid.clone()
+	zero := valid.Clone()
 	zero.WorkflowGeneration = 0
 	// msg is a part of the crate's (or [default]'s) message (§2.8).
 	for _, c := range []struct {
@@ -143,18 +145,19 @@ func scenarioV2LeaseSkips(q *qv2) {
 	}
 
 	d := q.enqueueNew(enqReq("TASK-4"), "task:TASK-4", 1)
-	active := execFence{Schema: fenceSchemaID, Version: 1, WorkflowID: "wf-elsewhere", WorkflowGeneration: 1, Subject: &subjectGen{"task:TASK-4", 1}}
+	active := queuev2.ExecutionFence{Schema: queuev2.FenceSchema, Version: 1, WorkflowID: "wf-elsewhere", WorkflowGeneration: 1,
+		Subject: &queuev2.SubjectGeneration{QualifiedID: "task:TASK-4", Generation: 1}}
 	req := leaseReq(uniq("owner"), uniq("wf"))
-	req["exclude"] = []execFence{active}
+	req["exclude"] = []queuev2.ExecutionFence{active}
 	l := q.lease(req)
 	if len(l.Leased) != 0 || len(l.Blocked) != 1 || l.Blocked[0].EntryID != d.EntryID || l.Blocked[0].Reason != "subject_generation_active" ||
 		l.Blocked[0].ConflictsWith == nil || !reflect.DeepEqual(*l.Blocked[0].ConflictsWith, active) {
 		q.failf("exclude of the same subject generation: %+v, want %s blocked subject_generation_active by %s", l, d.EntryID, active)
 	}
-	other := active.clone()
+	other := active.Clone()
 	other.Subject.Generation = 2
 	req = leaseReq(uniq("owner"), uniq("wf"))
-	req["exclude"] = []execFence{other}
+	req["exclude"] = []queuev2.ExecutionFence{other}
 	l = q.lease(req)
 	if len(l.Leased) != 1 || l.Leased[0].Execution.QueueLease.Generation != 1 {
 		q.failf("exclude of another generation blocked the entry or moved its lease generation: %+v", l)
@@ -167,10 +170,11 @@ func scenarioV2LeaseSkips(q *qv2) {
 func scenarioV2Collisions(q *qv2) {
 	head := "refs/heads/animus/shared"
 	a := q.enqueueNew(enqReq("TASK-1", withRepo(repoURL, baseMain, head)), "task:TASK-1", 1)
-	excl := execFence{Schema: fenceSchemaID, Version: 1, WorkflowID: "wf-elsewhere", WorkflowGeneration: 1,
-		Subject: &subjectGen{"task:OTHER", 1}, Repository: &repoReservation{strings.ToUpper(repoURL), "refs/heads/dev", head}}
+	excl := queuev2.ExecutionFence{Schema: queuev2.FenceSchema, Version: 1, WorkflowID: "wf-elsewhere", WorkflowGeneration: 1,
+		Subject:    &queuev2.SubjectGeneration{QualifiedID: "task:OTHER", Generation: 1},
+		Repository: &queuev2.RepositoryReservation{Repository: strings.ToUpper(repoURL), BaseRef: "refs/heads/dev", HeadRef: head}}
 	req := leaseReq(uniq("owner"), uniq("wf"))
-	req["exclude"] = []execFence{excl}
+	req["exclude"] = []queuev2.ExecutionFence{excl}
 	q.wantBlocked(q.lease(req), a.EntryID, "repository_ref_collision", excl)
 
 	fa := q.leaseOne(uniq("owner"), a.EntryID)
@@ -183,7 +187,7 @@ func scenarioV2Collisions(q *qv2) {
 	if len(l.Leased) != 1 || l.Leased[0].Entry.EntryID != b.EntryID {
 		q.failf("within one call: leased %+v, want only %s", l.Leased, b.EntryID)
 	}
-	q.wantBlocked(leaseV2{Blocked: l.Blocked}, c.EntryID, "repository_ref_collision", l.Leased[0].Execution)
+	q.wantBlocked(queuev2.LeaseResponse{Blocked: l.Blocked}, c.EntryID, "repository_ref_collision", l.Leased[0].Execution)
 
 	// 49 more behind c on the running branch, then a free entry: the
 	// candidate window of a max-1 call is 50, so the free one waits.
@@ -200,7 +204,7 @@ func scenarioV2Collisions(q *qv2) {
 
 // wantBlocked: exactly one block, of entry for reason, conflicting with
 // the fence given (the whole fence, expiry included).
-func (q *qv2) wantBlocked(l leaseV2, entryID, reason string, with execFence) {
+func (q *qv2) wantBlocked(l queuev2.LeaseResponse, entryID, reason string, with queuev2.ExecutionFence) {
 	if len(l.Leased) != 0 || len(l.Blocked) != 1 {
 		q.failf("lease: leased %d blocked %+v, want only %s blocked (%s)", len(l.Leased), l.Blocked, entryID, reason)
 	}

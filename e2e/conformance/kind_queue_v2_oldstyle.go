@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // Put-back, forged fences, and the old-style surface beside v2
@@ -46,8 +48,9 @@ func scenarioV2Forged(q *qv2) {
 	}
 	q.result("queue/enqueue", queueDispatch("TASK-1", ""), &r)
 	q.result("queue/lease", M{"max": 1, "workflow_ids": []string{"wf-old"}}, nil)
-	forged := execFence{Schema: fenceSchemaID, Version: 1, WorkflowID: "wf-old", WorkflowGeneration: 1, Subject: &subjectGen{"task:TASK-1", 1},
-		QueueLease: &leaseFence{EntryID: r.EntryID, OwnerID: "wf-old", Generation: 1, ExpiresAt: "2099-01-01T00:00:00Z"}}
+	forged := queuev2.ExecutionFence{Schema: queuev2.FenceSchema, Version: 1, WorkflowID: "wf-old", WorkflowGeneration: 1,
+		Subject:    &queuev2.SubjectGeneration{QualifiedID: "task:TASK-1", Generation: 1},
+		QueueLease: &queuev2.QueueLeaseFence{EntryID: r.EntryID, OwnerID: "wf-old", Generation: 1, ExpiresAt: "2099-01-01T00:00:00Z"}}
 	q.expect("queue/v2/lease/renew", renew(forged), "stale_fence", notOwner)
 	q.expect("queue/v2/completion", complete(forged, "completed"), "stale_fence", notOwner)
 	q.expect("queue/v2/release_pending", putBack(forged, "r"), "stale_fence", notOwner)
@@ -55,7 +58,7 @@ func scenarioV2Forged(q *qv2) {
 
 	a := q.enqueueNew(enqReq("TASK-2"), "task:TASK-2", 1)
 	f := q.leaseOne(uniq("owner"), a.EntryID)
-	noLease := f.clone()
+	noLease := f.Clone()
 	noLease.QueueLease = nil
 	for _, c := range []struct {
 		name, method, msg string
@@ -81,8 +84,8 @@ func scenarioV2Forged(q *qv2) {
 	q.expect("queue/v2/lease/renew", renew(f), "applied", "")
 }
 
-func withSchema(f execFence, schema string) execFence {
-	g := f.clone()
+func withSchema(f queuev2.ExecutionFence, schema string) queuev2.ExecutionFence {
+	g := f.Clone()
 	g.Schema = schema
 	return g
 }
@@ -187,7 +190,7 @@ func scenarioV2Contract(q *qv2) {
 		if r.Execution == nil {
 			q.failf("renew applied without an execution")
 		}
-		if err := checkRenewTransition(fa, *r.Execution); err != nil {
+		if _, err := queuev2.AcceptRenew(r, fa); err != nil {
 			q.failf("%v", err)
 		}
 		fa = *r.Execution
@@ -202,7 +205,7 @@ func scenarioV2Contract(q *qv2) {
 		q.failf("lease by the next owner: %+v", l.Leased)
 	}
 	fb2 := l.Leased[0].Execution
-	if err := sameIdentity(fb, fb2); err != nil || fb2.QueueLease.Generation != fb.QueueLease.Generation+1 {
+	if err := queuev2.SameIdentity(fb, fb2); err != nil || fb2.QueueLease.Generation != fb.QueueLease.Generation+1 {
 		q.failf("re-lease after put-back: %s → %s (%v)", fb, fb2, err)
 	}
 	long.expect("queue/v2/completion", complete(fb, "completed"), "stale_fence", notOwner)
@@ -218,7 +221,7 @@ func scenarioV2Contract(q *qv2) {
 	if r.Execution == nil {
 		q.failf("recover applied without an execution")
 	}
-	if err := checkRecoverTransition(fc, *r.Execution, owner3); err != nil {
+	if _, err := queuev2.AcceptRecover(r, fc, owner3); err != nil {
 		q.failf("%v", err)
 	}
 	long.expect("queue/v2/completion", complete(fc, "completed"), "stale_fence", notOwner)

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // Ticket scenarios: identity at hand-out, renew, recover, fence matching,
@@ -40,7 +42,8 @@ func scenarioV2Identity(q *qv2) {
 		old = append(old, r.EntryID)
 	}
 	l = q.lease(leaseReq(uniq("owner"), uniq("wf"), uniq("wf"), uniq("wf")))
-	want := []subjectGen{{"task:TASK-7", 1}, {"task:TASK-8", 1}, {"task:TASK-8", 2}}
+	want := []queuev2.SubjectGeneration{
+		{QualifiedID: "task:TASK-7", Generation: 1}, {QualifiedID: "task:TASK-8", Generation: 1}, {QualifiedID: "task:TASK-8", Generation: 2}}
 	if len(l.Leased) != 3 {
 		q.failf("old-style entries: leased %d, want 3", len(l.Leased))
 	}
@@ -86,7 +89,7 @@ func scenarioV2Renew(q *qv2) {
 	a := q.enqueueNew(enqReq("TASK-1"), "task:TASK-1", 1)
 	f := long.leaseOne(uniq("owner"), a.EntryID)
 	r := long.expect("queue/v2/lease/renew", renew(f), "applied", "")
-	if err := checkRenewTransition(f, *r.Execution); err != nil {
+	if _, err := queuev2.AcceptRenew(r, f); err != nil {
 		q.failf("%v", err)
 	}
 	f = *r.Execution
@@ -99,10 +102,10 @@ func scenarioV2Renew(q *qv2) {
 	if err := expiryNear(*r.Execution, start, 600*time.Second); err != nil {
 		q.failf("ttl_secs above the setting must be capped at 600: %v", err)
 	}
-	wrong := r.Execution.clone()
+	wrong := r.Execution.Clone()
 	wrong.QueueLease.ExpiresAt = "2001-01-01T00:00:00Z"
 	r = long.expect("queue/v2/lease/renew", renew(wrong), "applied", "")
-	if err := checkRenewTransition(f, *r.Execution); err != nil {
+	if _, err := queuev2.AcceptRenew(r, f); err != nil {
 		q.failf("renew with a wrong expires_at: %v", err)
 	}
 
@@ -134,7 +137,7 @@ func scenarioV2Recover(q *qv2) {
 	owner2 := uniq("owner")
 	start := time.Now()
 	r = long.expect("queue/v2/lease/recover", recoverReq(fb, owner2), "applied", "")
-	if err := checkRecoverTransition(fb, *r.Execution, owner2); err != nil {
+	if _, err := queuev2.AcceptRecover(r, fb, owner2); err != nil {
 		q.failf("%v", err)
 	}
 	if err := expiryNear(*r.Execution, start, 600*time.Second); err != nil {
@@ -167,27 +170,27 @@ func scenarioV2FenceMatching(q *qv2) {
 	long.expect("queue/v2/completion", complete(f1, "completed"), "stale_fence", notOwner)
 	long.expect("queue/v2/release_pending", putBack(f1, "spawn-deferred"), "stale_fence", notOwner)
 
-	edits := map[string]func(f *execFence){
-		"head ref":            func(f *execFence) { f.Repository.HeadRef = "refs/heads/animus/other" },
-		"base ref":            func(f *execFence) { f.Repository.BaseRef = "refs/heads/dev" },
-		"workflow generation": func(f *execFence) { f.WorkflowGeneration = 2 },
-		"workflow id":         func(f *execFence) { f.WorkflowID = "wf-other" },
-		"subject generation":  func(f *execFence) { f.Subject.Generation = 2 },
-		"no repository":       func(f *execFence) { f.Repository = nil },
-		"no subject":          func(f *execFence) { f.Subject = nil },
-		"lease generation":    func(f *execFence) { f.QueueLease.Generation = 3 },
+	edits := map[string]func(f *queuev2.ExecutionFence){
+		"head ref":            func(f *queuev2.ExecutionFence) { f.Repository.HeadRef = "refs/heads/animus/other" },
+		"base ref":            func(f *queuev2.ExecutionFence) { f.Repository.BaseRef = "refs/heads/dev" },
+		"workflow generation": func(f *queuev2.ExecutionFence) { f.WorkflowGeneration = 2 },
+		"workflow id":         func(f *queuev2.ExecutionFence) { f.WorkflowID = "wf-other" },
+		"subject generation":  func(f *queuev2.ExecutionFence) { f.Subject.Generation = 2 },
+		"no repository":       func(f *queuev2.ExecutionFence) { f.Repository = nil },
+		"no subject":          func(f *queuev2.ExecutionFence) { f.Subject = nil },
+		"lease generation":    func(f *queuev2.ExecutionFence) { f.QueueLease.Generation = 3 },
 	}
 	for name, edit := range edits {
-		g := f2.clone()
+		g := f2.Clone()
 		edit(&g)
 		if err := q.catch(func() { long.expect("queue/v2/lease/renew", renew(g), "stale_fence", notOwner) }); err != nil {
 			q.failf("fence with another %s: %v", name, err)
 		}
 	}
-	g := f2.clone()
+	g := f2.Clone()
 	g.Repository.Repository = strings.ToUpper(g.Repository.Repository)
 	r := long.expect("queue/v2/lease/renew", renew(g), "applied", "")
-	if err := checkRenewTransition(f2, *r.Execution); err != nil {
+	if _, err := queuev2.AcceptRenew(r, f2); err != nil {
 		q.failf("repository in upper case: %v", err)
 	}
 }
@@ -214,7 +217,7 @@ func scenarioV2Completion(q *qv2) {
 	if r.Execution == nil || !reflect.DeepEqual(*r.Execution, fa) {
 		q.failf("already_applied with %v, want %s", r.Execution, fa)
 	}
-	stale := fa.clone()
+	stale := fa.Clone()
 	stale.QueueLease.Generation = 2
 	for _, c := range []struct {
 		method string
@@ -232,7 +235,7 @@ func scenarioV2Completion(q *qv2) {
 	q.expect("queue/v2/completion", complete(fb, "completed"), "not_assigned", "queue entry is dropped")
 	q.expect("queue/v2/lease/renew", renew(fb), "not_assigned", "queue entry is dropped")
 
-	ghost := fa.clone()
+	ghost := fa.Clone()
 	ghost.QueueLease.EntryID = "00000000-0000-4000-8000-000000000000"
 	if r := q.expect("queue/v2/completion", complete(ghost, "completed"), "not_found", "-"); r.Execution != nil {
 		q.failf("not_found carries an execution")

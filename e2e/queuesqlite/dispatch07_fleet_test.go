@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // localFleet is the 0.7 daemon's local lease projection (queue-v2.md
@@ -14,20 +16,20 @@ import (
 // rejects.
 type localFleet struct {
 	capacity int
-	tracked  map[string]fence // entry id → the fence the daemon stores
+	tracked  map[string]queuev2.ExecutionFence // entry id → the fence the daemon stores
 	// putBack remembers the workflow id an entry had when the daemon put it
 	// back: the next hand-out must keep it (§3.5 step d).
 	putBack map[string]string
 }
 
 func newLocalFleet() *localFleet {
-	return &localFleet{capacity: 5, tracked: map[string]fence{}, putBack: map[string]string{}}
+	return &localFleet{capacity: 5, tracked: map[string]queuev2.ExecutionFence{}, putBack: map[string]string{}}
 }
 
 // fences is the lease call's exclude list: every tracked fence, expired
 // ones included.
-func (l *localFleet) fences() []fence {
-	out := make([]fence, 0, len(l.tracked))
+func (l *localFleet) fences() []queuev2.ExecutionFence {
+	out := make([]queuev2.ExecutionFence, 0, len(l.tracked))
 	for _, f := range l.tracked {
 		out = append(out, f)
 	}
@@ -39,7 +41,7 @@ func (l *localFleet) fences() []fence {
 func (l *localFleet) batch(now time.Time) int {
 	used := 0
 	for _, f := range l.tracked {
-		if f.QueueLease.ExpiresAt.After(now) {
+		if f.Expiry().After(now) {
 			used++
 		}
 	}
@@ -59,10 +61,10 @@ func normalRepo(r string) string {
 
 // conflict is the local scheduler's verdict on a leased fence: "" admits
 // it; otherwise the rule it breaks.
-func (l *localFleet) conflict(f fence) string {
+func (l *localFleet) conflict(f queuev2.ExecutionFence) string {
 	for _, o := range l.tracked {
 		switch {
-		case o.entryID() == f.entryID() || o.WorkflowID == f.WorkflowID:
+		case o.EntryID() == f.EntryID() || o.WorkflowID == f.WorkflowID:
 			return "same entry or workflow"
 		case o.Subject.QualifiedID == f.Subject.QualifiedID:
 			return "same task active"
@@ -77,10 +79,10 @@ func (l *localFleet) conflict(f fence) string {
 // tickOutcome is what one dispatch tick did with each leased entry.
 type tickOutcome struct {
 	max      int
-	started  []fence
-	rejected []fence // local-fleet-collision
-	deferred []fence // spawn-deferred
-	blocked  []leaseBlock
+	started  []queuev2.ExecutionFence
+	rejected []queuev2.ExecutionFence // local-fleet-collision
+	deferred []queuev2.ExecutionFence // spawn-deferred
+	blocked  []queuev2.LeaseBlock
 }
 
 // tick is one dispatch_queued_entries_via_runner: lease, admit each item
@@ -97,7 +99,7 @@ func (d *daemon07) tick(l *localFleet, deferSpawn ...string) tickOutcome {
 	out.blocked = r.Blocked
 	for _, fe := range r.Leased {
 		f := fe.Execution
-		delete(l.putBack, f.entryID())
+		delete(l.putBack, f.EntryID())
 		reason := ""
 		switch {
 		case l.conflict(f) != "":
@@ -107,7 +109,7 @@ func (d *daemon07) tick(l *localFleet, deferSpawn ...string) tickOutcome {
 			reason = "spawn-deferred"
 			out.deferred = append(out.deferred, f)
 		default:
-			l.tracked[f.entryID()] = f
+			l.tracked[f.EntryID()] = f
 			out.started = append(out.started, f)
 			continue
 		}
@@ -118,7 +120,7 @@ func (d *daemon07) tick(l *localFleet, deferSpawn ...string) tickOutcome {
 		if m.Execution != nil {
 			t.Errorf("release_pending applied with an execution %+v; §3.7 says none", *m.Execution)
 		}
-		l.putBack[f.entryID()] = f.WorkflowID
+		l.putBack[f.EntryID()] = f.WorkflowID
 	}
 	return out
 }
@@ -127,7 +129,7 @@ func (d *daemon07) tick(l *localFleet, deferSpawn ...string) tickOutcome {
 // does, and stores the renewed fences.
 func (d *daemon07) heartbeat(l *localFleet) {
 	for id, f := range l.tracked {
-		if f.QueueLease.OwnerID == d.owner && f.QueueLease.ExpiresAt.After(time.Now()) {
+		if f.QueueLease.OwnerID == d.owner && f.Expiry().After(time.Now()) {
 			l.tracked[id] = d.renew(f)
 		}
 	}
@@ -135,12 +137,12 @@ func (d *daemon07) heartbeat(l *localFleet) {
 
 // finish completes a tracked run with its stored ticket and drops the local
 // record on applied/already_applied (§4.5).
-func (d *daemon07) finish(l *localFleet, f fence, status, want string) {
+func (d *daemon07) finish(l *localFleet, f queuev2.ExecutionFence, status, want string) {
 	d.p.t.Helper()
 	m := d.complete(f, status)
 	expect(d.p.t, "completion "+status+" "+f.Subject.QualifiedID, m, want, "")
-	if m.Execution == nil || m.Execution.key() != f.key() {
-		d.p.t.Errorf("completion %s: execution %+v, want the fence as it was (%s)", f.Subject.QualifiedID, m.Execution, f.key())
+	if m.Execution == nil || m.Execution.Key() != f.Key() {
+		d.p.t.Errorf("completion %s: execution %+v, want the fence as it was (%s)", f.Subject.QualifiedID, m.Execution, f.Key())
 	}
-	delete(l.tracked, f.entryID())
+	delete(l.tracked, f.EntryID())
 }

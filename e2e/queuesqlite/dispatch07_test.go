@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // TestDispatch07Tick plays the Animus 0.7 daemon and CLI against the built
 // binary (queue-v2.md §4), every call a fresh process with the 0.7 queue
 // client's handshake, and applies the daemon's own acceptance rules to
-// every reply (checkLeased, checkTransition). The script:
+// every reply (queuev2.AcceptLeased, AcceptRenew, AcceptRecover). The script:
 //
 //   - CLI: v2 enqueues with idempotency keys and repository reservations,
 //     a replay, a second add for a live subject, one deferred entry, hold
@@ -42,14 +44,14 @@ func TestDispatch07Tick(t *testing.T) {
 
 	// The CLI enqueues (animus queue enqueue): the 0.7 CLI creates task
 	// subjects already qualified, with a repository derived from them.
-	code := func(repo, head string) *reservation {
-		return &reservation{Repository: repo, BaseRef: "refs/heads/main", HeadRef: head}
+	code := func(repo, head string) *queuev2.RepositoryReservation {
+		return &queuev2.RepositoryReservation{Repository: repo, BaseRef: "refs/heads/main", HeadRef: head}
 	}
-	ent := map[string]enqueueV2{}
-	add := func(task, key string, repo *reservation, runAt string) enqueueV2 {
+	ent := map[string]queuev2.EnqueueResponse{}
+	add := func(task, key string, repo *queuev2.RepositoryReservation, runAt string) queuev2.EnqueueResponse {
 		t.Helper()
 		r := p.enqueue07(task, key, repo, runAt)
-		if !r.Enqueued || r.Warning != "" || r.Subject != (subjectGen{"task:" + task, 1}) {
+		if !r.Enqueued || r.Warning != nil || r.Subject != (queuev2.SubjectGeneration{QualifiedID: "task:" + task, Generation: 1}) {
 			t.Fatalf("enqueue %s: %+v, want a new entry with subject task:%s generation 1", task, r, task)
 		}
 		ent[task] = r
@@ -69,11 +71,11 @@ func TestDispatch07Tick(t *testing.T) {
 
 	// A CLI retry of the same request (requested_at is new every attempt)
 	// replays the receipt; a trigger adding the live TASK-2 gets it back.
-	if r := p.enqueue07("TASK-1", "cli-1", code("acme/app", "refs/heads/animus/TASK-1"), ""); r.Enqueued || r.EntryID != ent["TASK-1"].EntryID || r.Warning != "" {
+	if r := p.enqueue07("TASK-1", "cli-1", code("acme/app", "refs/heads/animus/TASK-1"), ""); r.Enqueued || r.EntryID != ent["TASK-1"].EntryID || r.Warning != nil {
 		t.Errorf("idempotent replay: %+v, want the first receipt without warning", r)
 	}
 	if r := p.enqueue07("TASK-2", "delivery-77:trigger-7", code("acme/app", "refs/heads/animus/TASK-2"), ""); r.Enqueued ||
-		r.EntryID != ent["TASK-2"].EntryID || r.Warning != "subject task:TASK-2 already has an active generation; enqueue rejected" {
+		r.EntryID != ent["TASK-2"].EntryID || r.WarningText() != "subject task:TASK-2 already has an active generation; enqueue rejected" {
 		t.Errorf("second add of a live subject: %+v", r)
 	}
 	// animus queue hold TASK-7 / drop TASK-8: bare ids match the stored
@@ -103,7 +105,7 @@ func TestDispatch07Tick(t *testing.T) {
 			t.Errorf("tick 1 %s: lease/subject/workflow generations %d/%d/%d, want 1/1/1", f.Subject.QualifiedID,
 				f.QueueLease.Generation, f.Subject.Generation, f.WorkflowGeneration)
 		}
-		if left := time.Until(f.QueueLease.ExpiresAt); left <= 0 || left > 3*time.Second {
+		if left := time.Until(f.Expiry()); left <= 0 || left > 3*time.Second {
 			t.Errorf("tick 1 %s: expires in %v, want ≈ the configured 2 s", f.Subject.QualifiedID, left)
 		}
 	}
@@ -160,8 +162,8 @@ func TestDispatch07Tick(t *testing.T) {
 	}
 	expectSubjects(t, "tick 2 started", t2.started, "task:TASK-3", "task:TASK-4", "task:TASK-7")
 	if len(t2.blocked) != 1 || t2.blocked[0].EntryID != ent["TASK-9"].EntryID || t2.blocked[0].Reason != "repository_ref_collision" ||
-		t2.blocked[0].ConflictsWith == nil || t2.blocked[0].ConflictsWith.key() != f2.key() {
-		t.Errorf("tick 2 blocked %+v, want TASK-9 repository_ref_collision with TASK-2's fence %s", t2.blocked, f2.key())
+		t2.blocked[0].ConflictsWith == nil || t2.blocked[0].ConflictsWith.Key() != f2.Key() {
+		t.Errorf("tick 2 blocked %+v, want TASK-9 repository_ref_collision with TASK-2's fence %s", t2.blocked, f2.Key())
 	}
 	// Every v2 hand-out moves the lease generation, a put-back one's too;
 	// d1.lease has already checked the put-back ones kept their workflow id.
@@ -195,15 +197,15 @@ func TestDispatch07Tick(t *testing.T) {
 // restart07 is the daemon restart of TestDispatch07Tick: d1 dies with
 // TASK-2, TASK-3 and TASK-7 running; a new daemon finishes TASK-2 with its
 // stored ticket and recovers the other two once their tickets expire.
-func (p *project) restart07(d1 *daemon07, fleet *localFleet, ent map[string]enqueueV2) {
+func (p *project) restart07(d1 *daemon07, fleet *localFleet, ent map[string]queuev2.EnqueueResponse) {
 	t := p.t
 	t.Helper()
-	old := map[string]fence{}
+	old := map[string]queuev2.ExecutionFence{}
 	var latest time.Time
 	for _, f := range fleet.tracked {
 		old[f.Subject.QualifiedID] = f
-		if f.QueueLease.ExpiresAt.After(latest) {
-			latest = f.QueueLease.ExpiresAt
+		if f.Expiry().After(latest) {
+			latest = f.Expiry()
 		}
 	}
 	d2 := p.startDaemon07()
@@ -212,8 +214,8 @@ func (p *project) restart07(d1 *daemon07, fleet *localFleet, ent map[string]enqu
 	// changing anything.
 	early := d2.mutate("queue/v2/lease/recover", map[string]any{"execution": old["task:TASK-3"], "new_owner_id": d2.owner})
 	expect(t, "recover before expiry", early, "lease_still_live", "")
-	if early.Execution == nil || early.Execution.key() != old["task:TASK-3"].key() {
-		t.Errorf("lease_still_live execution %+v, want the current fence %s", early.Execution, old["task:TASK-3"].key())
+	if early.Execution == nil || early.Execution.Key() != old["task:TASK-3"].Key() {
+		t.Errorf("lease_still_live execution %+v, want the current fence %s", early.Execution, old["task:TASK-3"].Key())
 	}
 
 	// A lease TTL expiry is a real wait: until the latest stored expiry.
@@ -230,7 +232,7 @@ func (p *project) restart07(d1 *daemon07, fleet *localFleet, ent map[string]enqu
 	// nor reported; TASK-9 is still blocked by TASK-2's expired ticket.
 	restarted := newLocalFleet()
 	for _, f := range old {
-		restarted.tracked[f.entryID()] = f
+		restarted.tracked[f.EntryID()] = f
 	}
 	t3 := d2.tick(restarted)
 	if t3.max != 5 || len(t3.started) != 0 || len(t3.blocked) != 1 || t3.blocked[0].EntryID != ent["TASK-9"].EntryID {
@@ -242,10 +244,10 @@ func (p *project) restart07(d1 *daemon07, fleet *localFleet, ent map[string]enqu
 	d2.finish(restarted, old["task:TASK-2"], "completed", "applied")
 	// The others continue under the new owner.
 	for _, s := range []string{"task:TASK-3", "task:TASK-7"} {
-		restarted.tracked[old[s].entryID()] = d2.recoverTicket(old[s])
+		restarted.tracked[old[s].EntryID()] = d2.recoverTicket(old[s])
 	}
 	third := p.startDaemon07()
-	m = third.mutate("queue/v2/lease/recover", map[string]any{"execution": restarted.tracked[old["task:TASK-3"].entryID()], "new_owner_id": third.owner})
+	m = third.mutate("queue/v2/lease/recover", map[string]any{"execution": restarted.tracked[old["task:TASK-3"].EntryID()], "new_owner_id": third.owner})
 	expect(t, "recover of a freshly recovered ticket", m, "lease_still_live", "")
 	expect(t, "completion with the superseded ticket", d2.complete(old["task:TASK-3"], "completed"), "stale_fence", "")
 	expect(t, "put-back with the superseded ticket", d2.releasePending(old["task:TASK-7"], "spawn-deferred"), "stale_fence", "")
@@ -275,7 +277,7 @@ func (p *project) restart07(d1 *daemon07, fleet *localFleet, ent map[string]enqu
 
 // enqueue07 is `animus queue enqueue` of a task subject: queue/v2/enqueue,
 // requested_at = now on every attempt.
-func (p *project) enqueue07(task, key string, repo *reservation, runAt string) enqueueV2 {
+func (p *project) enqueue07(task, key string, repo *queuev2.RepositoryReservation, runAt string) queuev2.EnqueueResponse {
 	p.t.Helper()
 	params := map[string]any{"subject_dispatch": map[string]any{
 		"requested_at":   time.Now().UTC().Format(time.RFC3339Nano),
@@ -291,7 +293,7 @@ func (p *project) enqueue07(task, key string, repo *reservation, runAt string) e
 	if runAt != "" {
 		params["run_at"], params["expire_after_secs"] = runAt, 3600
 	}
-	var r enqueueV2
+	var r queuev2.EnqueueResponse
 	p.result07("queue/v2/enqueue", params, &r, true)
 	return r
 }
@@ -316,7 +318,7 @@ func (p *project) expectQueue(when string, want queueStats, status map[string]st
 	}
 }
 
-func expectSubjects(t *testing.T, what string, fs []fence, want ...string) {
+func expectSubjects(t *testing.T, what string, fs []queuev2.ExecutionFence, want ...string) {
 	t.Helper()
 	got := make([]string, len(fs))
 	for i, f := range fs {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // Concurrency proofs for queue/v2 (issue 15, queue-v2.md §5.4 items
@@ -43,7 +44,7 @@ func seed07(t *testing.T, p *project, n int) []string {
 	h := p.spawn07()
 	ids := make([]string, n)
 	err := fanOut(n, 8, func(i int) error {
-		var r enqueueV2
+		var r queuev2.EnqueueResponse
 		params := map[string]any{"idempotency_key": fmt.Sprintf("seed-%d", i), "subject_dispatch": map[string]any{
 			"requested_at": "2026-12-03T09:00:00Z", "subject": map[string]any{"Task": map[string]any{"id": fmt.Sprintf("TASK-%d", i)}},
 			"trigger_source": "manual-queue-enqueue", "workflow_ref": "standard"}}
@@ -62,12 +63,12 @@ func seed07(t *testing.T, p *project, n int) []string {
 
 // leaseV2Once sends one daemon-shaped queue/v2/lease on h (exclude omitted
 // when empty) and checks every item as the daemon would.
-func leaseV2Once(h *fakehost.Host, owner string, max int, exclude []fence) (leaseV2, error) {
+func leaseV2Once(h *fakehost.Host, owner string, max int, exclude []queuev2.ExecutionFence) (queuev2.LeaseResponse, error) {
 	ids := make([]string, max)
 	for i := range ids {
-		ids[i] = newUUID()
+		ids[i] = queuev2.NewUUID()
 	}
-	var r leaseV2
+	var r queuev2.LeaseResponse
 	params := map[string]any{"max": max, "owner_id": owner, "workflow_ids": ids}
 	if len(exclude) > 0 {
 		params["exclude"] = exclude
@@ -79,7 +80,7 @@ func leaseV2Once(h *fakehost.Host, owner string, max int, exclude []fence) (leas
 		return r, fmt.Errorf("queue/v2/lease: no leased array")
 	}
 	for _, fe := range r.Leased {
-		if _, err := checkLeased(fe, owner, ids, ""); err != nil {
+		if err := acceptLeased(fe, owner, ids, ""); err != nil {
 			return r, err
 		}
 	}
@@ -101,11 +102,11 @@ func TestV2FourProcessesLease2000(t *testing.T) {
 	hosts := make([]*fakehost.Host, workers)
 	owners := make([]string, workers)
 	for w := range hosts {
-		hosts[w], owners[w] = p.spawn07(), "daemon-"+newUUID()
+		hosts[w], owners[w] = p.spawn07(), "daemon-"+queuev2.NewUUID()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	got := make([][]fence, workers)
+	got := make([][]queuev2.ExecutionFence, workers)
 	calls := make([]int, workers)
 	// An empty answer means the queue had nothing pending when that lease
 	// committed. Entries never return to pending here, so a lease sent
@@ -116,7 +117,7 @@ func TestV2FourProcessesLease2000(t *testing.T) {
 		for round := 0; ctx.Err() == nil; round++ {
 			// The daemon excludes the fences it tracks: here the batch
 			// before, still running.
-			var running []fence
+			var running []queuev2.ExecutionFence
 			if k := len(got[w]); k > 0 {
 				running = got[w][max(0, k-5):]
 			}
@@ -153,23 +154,23 @@ func TestV2FourProcessesLease2000(t *testing.T) {
 		}
 	}
 
-	byEntry := map[string]fence{}
+	byEntry := map[string]queuev2.ExecutionFence{}
 	fences, workflows := map[string]bool{}, map[string]bool{}
 	for w, fs := range got {
 		if len(fs) == 0 {
 			t.Errorf("process %d leased nothing: the processes did not run side by side", w)
 		}
 		for _, f := range fs {
-			if prev, dup := byEntry[f.entryID()]; dup {
-				t.Errorf("entry %s handed out twice: %s and %s", f.entryID(), prev.key(), f.key())
+			if prev, dup := byEntry[f.EntryID()]; dup {
+				t.Errorf("entry %s handed out twice: %s and %s", f.EntryID(), prev.Key(), f.Key())
 			}
-			byEntry[f.entryID()] = f
-			if fences[f.key()] || workflows[f.WorkflowID] {
-				t.Errorf("fence %s or workflow %s not unique", f.key(), f.WorkflowID)
+			byEntry[f.EntryID()] = f
+			if fences[f.Key()] || workflows[f.WorkflowID] {
+				t.Errorf("fence %s or workflow %s not unique", f.Key(), f.WorkflowID)
 			}
-			fences[f.key()], workflows[f.WorkflowID] = true, true
+			fences[f.Key()], workflows[f.WorkflowID] = true, true
 			if f.QueueLease.Generation != 1 || f.Subject.Generation != 1 {
-				t.Errorf("entry %s: lease generation %d, subject generation %d; want 1, 1", f.entryID(), f.QueueLease.Generation, f.Subject.Generation)
+				t.Errorf("entry %s: lease generation %d, subject generation %d; want 1, 1", f.EntryID(), f.QueueLease.Generation, f.Subject.Generation)
 			}
 		}
 	}

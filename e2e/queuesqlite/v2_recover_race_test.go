@@ -8,14 +8,15 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // leaseAll leases every pending entry for owner through one process,
 // batch 5, and returns the fences in hand-out order.
-func leaseAll(t *testing.T, p *project, owner string) []fence {
+func leaseAll(t *testing.T, p *project, owner string) []queuev2.ExecutionFence {
 	t.Helper()
 	h := p.spawn07()
-	var out []fence
+	var out []queuev2.ExecutionFence
 	for {
 		r, err := leaseV2Once(h, owner, 5, nil)
 		if err != nil {
@@ -34,19 +35,19 @@ func leaseAll(t *testing.T, p *project, owner string) []fence {
 
 // waitExpired waits until every fence's lease has run out on the shared
 // clock: expiry is a real wait, bounded by the 1–2 s TTL the tests set.
-func waitExpired(fs []fence) {
+func waitExpired(fs []queuev2.ExecutionFence) {
 	var latest time.Time
 	for _, f := range fs {
-		if f.QueueLease.ExpiresAt.After(latest) {
-			latest = f.QueueLease.ExpiresAt
+		if f.Expiry().After(latest) {
+			latest = f.Expiry()
 		}
 	}
 	time.Sleep(time.Until(latest) + 20*time.Millisecond)
 }
 
 // mutateOn sends one ticket mutation on a long-lived process.
-func mutateOn(h *fakehost.Host, method string, params map[string]any) (mutation, error) {
-	var m mutation
+func mutateOn(h *fakehost.Host, method string, params map[string]any) (queuev2.MutationResponse, error) {
+	var m queuev2.MutationResponse
 	err := tryStrict(h, method, params, &m)
 	return m, err
 }
@@ -63,20 +64,20 @@ func TestV2RecoverRace200(t *testing.T) {
 	p.env["ANIMUS_QUEUE_LEASE_TTL_SECS"] = "1"
 	began := time.Now()
 	seed07(t, p, rounds)
-	tickets := leaseAll(t, p, "daemon-dead-"+newUUID())
+	tickets := leaseAll(t, p, "daemon-dead-"+queuev2.NewUUID())
 	if len(tickets) != rounds {
 		t.Fatalf("%d tickets leased, want %d", len(tickets), rounds)
 	}
 	waitExpired(tickets)
 
 	racers := [2]*fakehost.Host{p.spawn07(), p.spawn07()}
-	owners := [2]string{"daemon-a-" + newUUID(), "daemon-b-" + newUUID()}
+	owners := [2]string{"daemon-a-" + queuev2.NewUUID(), "daemon-b-" + queuev2.NewUUID()}
 	wins := [2]int{}
 	losers := map[string]int{}
-	winners := make([]fence, rounds)
+	winners := make([]queuev2.ExecutionFence, rounds)
 	racing := time.Now()
 	for i, ticket := range tickets {
-		var answers [2]mutation
+		var answers [2]queuev2.MutationResponse
 		var errs [2]error
 		start := make(chan struct{})
 		var wg sync.WaitGroup
@@ -101,7 +102,7 @@ func TestV2RecoverRace200(t *testing.T) {
 			t.Fatalf("round %d: outcomes %s / %s, want exactly one applied", i, answers[0].Outcome, answers[1].Outcome)
 		}
 		wins[w]++
-		got, err := checkTransition(answers[w], ticket, owners[w])
+		got, err := queuev2.AcceptRecover(answers[w], ticket, owners[w])
 		if err != nil {
 			t.Fatalf("round %d: the winner's recovery fails the daemon's check: %v", i, err)
 		}
@@ -111,11 +112,11 @@ func TestV2RecoverRace200(t *testing.T) {
 		switch lose.Outcome {
 		case "stale_fence":
 		case "lease_still_live":
-			if lose.Execution == nil || lose.Execution.key() != got.key() {
-				t.Errorf("round %d: lease_still_live with %+v, want the winner's fence %s", i, lose.Execution, got.key())
+			if lose.Execution == nil || lose.Execution.Key() != got.Key() {
+				t.Errorf("round %d: lease_still_live with %+v, want the winner's fence %s", i, lose.Execution, got.Key())
 			}
 		default:
-			t.Errorf("round %d: the loser got %s %q, want stale_fence or lease_still_live", i, lose.Outcome, lose.Reason)
+			t.Errorf("round %d: the loser got %s %q, want stale_fence or lease_still_live", i, lose.Outcome, lose.ReasonText())
 		}
 	}
 	raced := time.Since(racing)
@@ -125,13 +126,13 @@ func TestV2RecoverRace200(t *testing.T) {
 	err := fanOut(rounds, 2, func(i int) error {
 		h := racers[i%2]
 		checks := []struct {
-			f       fence
+			f       queuev2.ExecutionFence
 			outcome string
 		}{{tickets[i], "stale_fence"}, {winners[i], "applied"}, {winners[i], "already_applied"}}
 		for _, c := range checks {
 			m, err := mutateOn(h, "queue/v2/completion", map[string]any{"execution": c.f, "status": "completed"})
 			if err != nil || m.Outcome != c.outcome {
-				return fmt.Errorf("entry %s completion with %s: %s %v, want %s", c.f.entryID(), c.f.key(), m.Outcome, err, c.outcome)
+				return fmt.Errorf("entry %s completion with %s: %s %v, want %s", c.f.EntryID(), c.f.Key(), m.Outcome, err, c.outcome)
 			}
 		}
 		return nil

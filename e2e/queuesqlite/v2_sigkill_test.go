@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // killPoint is where a round of TestV2SIGKILLBetweenLeaseAndComplete kills
@@ -39,7 +40,7 @@ var killPointNames = [...]string{"after the lease reply", "inside the completion
 // killRound is the dead daemon's local record of one round.
 type killRound struct {
 	at     killPoint
-	ticket fence
+	ticket queuev2.ExecutionFence
 	// acked: the completion answer arrived before the kill (it must then
 	// say applied); lockHeld: the kill landed inside a write transaction.
 	acked, lockHeld bool
@@ -71,7 +72,7 @@ func TestV2SIGKILLBetweenLeaseAndComplete(t *testing.T) {
 	killed := time.Since(began)
 
 	// Before expiry nothing may be handed out again, nor reported blocked.
-	all := make([]fence, rounds)
+	all := make([]queuev2.ExecutionFence, rounds)
 	for i, r := range ledger {
 		all[i] = r.ticket
 	}
@@ -140,7 +141,7 @@ func (p *project) killRound(i int, at killPoint, rng *rand.Rand) killRound {
 	t.Helper()
 	r := killRound{at: at}
 	h := p.spawn07()
-	lease, err := leaseV2Once(h, "daemon-dead-"+newUUID(), 1, nil)
+	lease, err := leaseV2Once(h, "daemon-dead-"+queuev2.NewUUID(), 1, nil)
 	if err != nil || len(lease.Leased) != 1 {
 		t.Fatalf("round %d: lease %+v: %v", i, lease, err)
 	}
@@ -151,7 +152,7 @@ func (p *project) killRound(i int, at killPoint, rng *rand.Rand) killRound {
 	}
 	h = p.spawn07()
 	type answer struct {
-		m   mutation
+		m   queuev2.MutationResponse
 		err error // the call was cut short by the kill
 	}
 	answered := make(chan answer, 1)
@@ -196,7 +197,7 @@ func (p *project) reconcileKilled(d *daemon07, i int, r killRound) string {
 		// The killed completion committed: the stored ticket's completion
 		// replays it; nothing else may finish the entry again.
 		if r.at == killAfterLeaseReply {
-			t.Errorf("%s: recover answered not_assigned %q, but nothing completed the entry", what("recover"), rec.Reason)
+			t.Errorf("%s: recover answered not_assigned %q, but nothing completed the entry", what("recover"), rec.ReasonText())
 		}
 		expect(t, what("renew of the dead owner's ticket"), renew, "not_assigned", "queue entry is done")
 		expect(t, what("recover"), rec, "not_assigned", "queue entry is done")
@@ -207,7 +208,7 @@ func (p *project) reconcileKilled(d *daemon07, i int, r killRound) string {
 		t.Errorf("%s: recovered an entry whose completion was acknowledged", what("recover"))
 	}
 	expect(t, what("renew of the dead owner's ticket"), renew, "stale_fence", "queue lease has expired and requires recovery")
-	cur, err := checkTransition(rec, old, d.owner)
+	cur, err := queuev2.AcceptRecover(rec, old, d.owner)
 	if err != nil {
 		t.Errorf("%s: %v", what("recover"), err)
 		return ""

@@ -12,6 +12,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
 // The Animus 0.7 queue client in the per-call process model (queue-v2.md
@@ -62,7 +63,7 @@ func (p *project) result07(method string, params any, v any, strict bool) {
 	}
 	var err error
 	if strict {
-		err = decodeStrict(resp.Result, v)
+		err = queuev2.DecodeStrict(resp.Result, v)
 	} else {
 		err = json.Unmarshal(resp.Result, v)
 	}
@@ -84,7 +85,7 @@ func tryStrict(h *fakehost.Host, method string, params, v any) error {
 	case resp.Error != nil:
 		return fmt.Errorf("%s: %w", method, resp.Error)
 	}
-	return decodeStrict(resp.Result, v)
+	return queuev2.DecodeStrict(resp.Result, v)
 }
 
 // daemon07 is one 0.7 daemon instance: a fresh owner id per start.
@@ -93,34 +94,35 @@ type daemon07 struct {
 	owner string
 }
 
-func (p *project) startDaemon07() *daemon07 { return &daemon07{p: p, owner: "daemon-" + newUUID()} }
+func (p *project) startDaemon07() *daemon07 {
+	return &daemon07{p: p, owner: "daemon-" + queuev2.NewUUID()}
+}
 
 // lease is one queue/v2/lease of the dispatch tick: max fresh UUID
 // workflow ids, exclude = every locally tracked fence (omitted when none).
 // kept maps entries put back earlier to the workflow id they must keep.
 // Every leased item passes the daemon's checks or the test fails: the
 // daemon would strand it.
-func (d *daemon07) lease(max int, exclude []fence, kept map[string]string) (leaseV2, []queueEntry) {
+func (d *daemon07) lease(max int, exclude []queuev2.ExecutionFence, kept map[string]string) (queuev2.LeaseResponse, []queuev2.QueueEntry) {
 	t := d.p.t
 	t.Helper()
 	ids := make([]string, max)
 	for i := range ids {
-		ids[i] = newUUID()
+		ids[i] = queuev2.NewUUID()
 	}
 	params := map[string]any{"max": max, "owner_id": d.owner, "workflow_ids": ids}
 	if len(exclude) > 0 {
 		params["exclude"] = exclude
 	}
-	var r leaseV2
+	var r queuev2.LeaseResponse
 	d.p.result07("queue/v2/lease", params, &r, true)
 	if r.Leased == nil {
 		t.Fatalf("queue/v2/lease: no leased array")
 	}
-	entries := make([]queueEntry, len(r.Leased))
+	entries := make([]queuev2.QueueEntry, len(r.Leased))
 	fresh := 0 // fresh ids are consumed in order, only by entries without one
 	for i, fe := range r.Leased {
-		e, err := checkLeased(fe, d.owner, ids, kept[idOf(fe)])
-		if err != nil {
+		if err := acceptLeased(fe, d.owner, ids, kept[idOf(fe)]); err != nil {
 			t.Fatalf("queue/v2/lease item %d: the daemon would strand it: %v", i, err)
 		}
 		if kept[idOf(fe)] == "" {
@@ -129,58 +131,68 @@ func (d *daemon07) lease(max int, exclude []fence, kept map[string]string) (leas
 			}
 			fresh++
 		}
-		entries[i] = e
+		entries[i] = fe.Entry
 	}
 	return r, entries
 }
 
-func idOf(fe fencedEntry) string { return fe.Execution.QueueLease.EntryID }
+func idOf(fe queuev2.FencedQueueEntry) string { return fe.Execution.QueueLease.EntryID }
+
+// acceptLeased is the tick's check of one leased item (queuev2.AcceptLeased)
+// and of its workflow id: one minted for this call, or the one the entry
+// kept through a put-back.
+func acceptLeased(fe queuev2.FencedQueueEntry, owner string, sent []string, kept string) error {
+	if err := queuev2.AcceptLeased(fe, owner); err != nil {
+		return err
+	}
+	return queuev2.CheckWorkflowID(fe, sent, kept)
+}
 
 // mutate sends one ticket mutation and returns its strictly decoded answer.
-func (d *daemon07) mutate(method string, params map[string]any) mutation {
+func (d *daemon07) mutate(method string, params map[string]any) queuev2.MutationResponse {
 	d.p.t.Helper()
-	var m mutation
+	var m queuev2.MutationResponse
 	d.p.result07(method, params, &m, true)
 	return m
 }
 
 // renew is the heartbeat: applied with a valid transition, or the test
 // fails as the daemon's renewal would.
-func (d *daemon07) renew(f fence) fence {
+func (d *daemon07) renew(f queuev2.ExecutionFence) queuev2.ExecutionFence {
 	d.p.t.Helper()
-	got, err := checkTransition(d.mutate("queue/v2/lease/renew", map[string]any{"execution": f}), f, "")
+	got, err := queuev2.AcceptRenew(d.mutate("queue/v2/lease/renew", map[string]any{"execution": f}), f)
 	if err != nil {
-		d.p.t.Fatalf("renew %s: %v", f.key(), err)
+		d.p.t.Fatalf("renew %s: %v", f.Key(), err)
 	}
 	return got
 }
 
 // recoverTicket moves f to this daemon (§4.4).
-func (d *daemon07) recoverTicket(f fence) fence {
+func (d *daemon07) recoverTicket(f queuev2.ExecutionFence) queuev2.ExecutionFence {
 	d.p.t.Helper()
-	got, err := checkTransition(d.mutate("queue/v2/lease/recover", map[string]any{"execution": f, "new_owner_id": d.owner}), f, d.owner)
+	got, err := queuev2.AcceptRecover(d.mutate("queue/v2/lease/recover", map[string]any{"execution": f, "new_owner_id": d.owner}), f, d.owner)
 	if err != nil {
-		d.p.t.Fatalf("recover %s: %v", f.key(), err)
+		d.p.t.Fatalf("recover %s: %v", f.Key(), err)
 	}
 	return got
 }
 
-func (d *daemon07) complete(f fence, status string) mutation {
+func (d *daemon07) complete(f queuev2.ExecutionFence, status string) queuev2.MutationResponse {
 	d.p.t.Helper()
 	return d.mutate("queue/v2/completion", map[string]any{"execution": f, "status": status, "workflow_ref": "standard"})
 }
 
-func (d *daemon07) releasePending(f fence, reason string) mutation {
+func (d *daemon07) releasePending(f queuev2.ExecutionFence, reason string) queuev2.MutationResponse {
 	d.p.t.Helper()
 	return d.mutate("queue/v2/release_pending", map[string]any{"execution": f, "reason": reason})
 }
 
 // expect fails the test unless m has the outcome (and, when reason is not
 // "", a reason containing it).
-func expect(t *testing.T, what string, m mutation, outcome, reason string) {
+func expect(t *testing.T, what string, m queuev2.MutationResponse, outcome, reason string) {
 	t.Helper()
-	if m.Outcome != outcome || !strings.Contains(m.Reason, reason) {
-		t.Errorf("%s: %s %q, want %s %q", what, m.Outcome, m.Reason, outcome, reason)
+	if m.Outcome != outcome || !strings.Contains(m.ReasonText(), reason) {
+		t.Errorf("%s: %s %q, want %s %q", what, m.Outcome, m.ReasonText(), outcome, reason)
 	}
 }
 
@@ -195,9 +207,9 @@ type queueStats struct {
 }
 
 type listResult struct {
-	Entries []queueEntry `json:"entries"`
-	Stats   queueStats   `json:"stats"`
-	Total   int          `json:"total"`
+	Entries []queuev2.QueueEntry `json:"entries"`
+	Stats   queueStats           `json:"stats"`
+	Total   int                  `json:"total"`
 }
 
 func (p *project) list07(statuses ...string) listResult {
@@ -268,7 +280,7 @@ func (p *project) reconcileCompletion(subject, status string) int {
 	p.t.Helper()
 	n := 0
 	for _, e := range p.list07("assigned").Entries {
-		if e.SubjectID != subject || e.Dispatch.WorkflowRef != "standard" {
+		if e.SubjectID != subject || e.WorkflowRef() != "standard" {
 			continue
 		}
 		var r struct {
@@ -284,10 +296,10 @@ func (p *project) reconcileCompletion(subject, status string) int {
 }
 
 // ids returns the fences' entry ids, sorted, for messages and comparisons.
-func ids(fs []fence) []string {
+func ids(fs []queuev2.ExecutionFence) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
-		out[i] = f.entryID()
+		out[i] = f.EntryID()
 	}
 	slices.Sort(out)
 	return out
