@@ -18,10 +18,6 @@ import (
 // scenario (by panicking with qv2Failure, recovered in v2) so a scenario
 // reads as the life cycle it checks.
 
-// Daemon07Version is what the 0.7 CLI sends as host_info.version on its
-// queue client calls (queue-v2.md §1.2, captured from rc.52).
-const Daemon07Version = "0.7.0-rc.52"
-
 // EnvLeaseTTL is the queue's opt-in lease length (§6.18): 1..=604800
 // seconds, 1800 otherwise.
 const EnvLeaseTTL = "ANIMUS_QUEUE_LEASE_TTL_SECS"
@@ -29,7 +25,7 @@ const EnvLeaseTTL = "ANIMUS_QUEUE_LEASE_TTL_SECS"
 // queue07Handshake is the 0.7 queue client's initialize (§4.1): protocol
 // 1.1.0, host animus 0.7.0-rc.52, project_binding and the memory MCP
 // command, keys sorted.
-var queue07Handshake = fakehost.Handshake{Preset: fakehost.PresetQueueClient, HostVersion: Daemon07Version}
+var queue07Handshake = fakehost.Daemon07.Handshake("queue")
 
 type M = map[string]any
 

@@ -47,7 +47,13 @@ func (p *project) spawn() *fakehost.Host {
 // shutdown and exit. The process must exit by itself with code 0.
 func (p *project) call(method string, params any) *fakehost.Response {
 	p.t.Helper()
-	h := p.spawn()
+	return p.once(p.spawn(), method, params)
+}
+
+// once sends method on h, a process just spawned for it, then runs the
+// shutdown ladder (and the stderr check when quiet).
+func (p *project) once(h *fakehost.Host, method string, params any) *fakehost.Response {
+	p.t.Helper()
 	resp := e2etest.Request(p.t, h, method, params)
 	e2etest.Shutdown(p.t, h, fakehost.LadderDaemon)
 	if p.quiet {

@@ -24,7 +24,7 @@ func TestQueueV2Gate(t *testing.T) {
 		Declared: e2etest.Declared(t, binaryName)}))
 	ctx, cancel := context.WithTimeout(context.Background(), e2etest.SpawnTimeout)
 	defer cancel()
-	res, err := h.Initialize(ctx, fakehost.Handshake{Preset: fakehost.PresetQueueClient, HostVersion: conformance.Daemon07Version})
+	res, err := h.Initialize(ctx, fakehost.Daemon07.Handshake("queue"))
 	if err != nil {
 		t.Fatal(err)
 	}

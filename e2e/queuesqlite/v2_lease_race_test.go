@@ -64,15 +64,8 @@ func seed07(t *testing.T, p *project, n int) []string {
 // leaseV2Once sends one daemon-shaped queue/v2/lease on h (exclude omitted
 // when empty) and checks every item as the daemon would.
 func leaseV2Once(h *fakehost.Host, owner string, max int, exclude []queuev2.ExecutionFence) (queuev2.LeaseResponse, error) {
-	ids := make([]string, max)
-	for i := range ids {
-		ids[i] = queuev2.NewUUID()
-	}
+	params, ids := leaseParams(owner, max, exclude)
 	var r queuev2.LeaseResponse
-	params := map[string]any{"max": max, "owner_id": owner, "workflow_ids": ids}
-	if len(exclude) > 0 {
-		params["exclude"] = exclude
-	}
 	if err := tryStrict(h, "queue/v2/lease", params, &r); err != nil {
 		return r, err
 	}

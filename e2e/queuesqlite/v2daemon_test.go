@@ -47,10 +47,7 @@ func (p *project) spawn07() *fakehost.Host {
 // call07 is one 0.7 queue call in its own process.
 func (p *project) call07(method string, params any) *fakehost.Response {
 	p.t.Helper()
-	h := p.spawn07()
-	resp := e2etest.Request(p.t, h, method, params)
-	e2etest.Shutdown(p.t, h, fakehost.LadderDaemon)
-	return resp
+	return p.once(p.spawn07(), method, params)
 }
 
 // result07 is call07 that must succeed, decoded into v (strictly when
@@ -106,14 +103,7 @@ func (p *project) startDaemon07() *daemon07 {
 func (d *daemon07) lease(max int, exclude []queuev2.ExecutionFence, kept map[string]string) (queuev2.LeaseResponse, []queuev2.QueueEntry) {
 	t := d.p.t
 	t.Helper()
-	ids := make([]string, max)
-	for i := range ids {
-		ids[i] = queuev2.NewUUID()
-	}
-	params := map[string]any{"max": max, "owner_id": d.owner, "workflow_ids": ids}
-	if len(exclude) > 0 {
-		params["exclude"] = exclude
-	}
+	params, ids := leaseParams(d.owner, max, exclude)
 	var r queuev2.LeaseResponse
 	d.p.result07("queue/v2/lease", params, &r, true)
 	if r.Leased == nil {
@@ -134,6 +124,20 @@ func (d *daemon07) lease(max int, exclude []queuev2.ExecutionFence, kept map[str
 		entries[i] = fe.Entry
 	}
 	return r, entries
+}
+
+// leaseParams are a dispatch tick's queue/v2/lease params: max fresh UUID
+// workflow ids (also returned) and exclude, omitted when empty.
+func leaseParams(owner string, max int, exclude []queuev2.ExecutionFence) (map[string]any, []string) {
+	ids := make([]string, max)
+	for i := range ids {
+		ids[i] = queuev2.NewUUID()
+	}
+	params := map[string]any{"max": max, "owner_id": owner, "workflow_ids": ids}
+	if len(exclude) > 0 {
+		params["exclude"] = exclude
+	}
+	return params, ids
 }
 
 func idOf(fe queuev2.FencedQueueEntry) string { return fe.Execution.QueueLease.EntryID }

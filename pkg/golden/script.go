@@ -3,7 +3,6 @@ package golden
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -51,15 +50,6 @@ type Step struct {
 type Rule struct {
 	Re   *regexp.Regexp
 	Repl []byte
-}
-
-// Load reads and parses a script file.
-func Load(path string) (*Script, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	return Parse(path, data)
 }
 
 // Parse parses a script; path is only for messages.

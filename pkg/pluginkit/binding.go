@@ -1,11 +1,12 @@
 package pluginkit
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // ProjectBinding is init_extensions.project_binding, sent by the queue,
@@ -54,7 +55,7 @@ func (e *BindingError) Error() string {
 // *BindingError).
 func (p InitializeParams) Binding() (ProjectBinding, error) {
 	raw, ok := p.InitExtensions["project_binding"]
-	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+	if !ok || rustjson.IsNull(raw) {
 		return ProjectBinding{}, ErrNoBinding
 	}
 	var fields map[string]json.RawMessage

@@ -1,6 +1,10 @@
 package pluginkit
 
-import "io"
+import (
+	"io"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
+)
 
 // manifest is PluginManifest as --manifest prints it, in the reference
 // plugins' field order.
@@ -50,7 +54,7 @@ func (p *Plugin) envVars() []EnvVar {
 // writeManifest writes the manifest as one line. It reads no environment
 // and opens nothing, so the daemon's scrubbed probe always succeeds.
 func (p *Plugin) writeManifest(w io.Writer) error {
-	b, err := marshal(p.manifest())
+	b, err := rustjson.Marshal(p.manifest())
 	if err != nil {
 		return err
 	}

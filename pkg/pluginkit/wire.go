@@ -126,7 +126,7 @@ func errorFrame(id json.RawMessage, we ErrorObject) []byte {
 }
 
 func notificationFrame(method string, params any) ([]byte, error) {
-	name, err := marshal(method)
+	name, err := rustjson.Marshal(method)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +160,3 @@ func (w *frameBuilder) Write(p []byte) (int, error) {
 	w.frame = append(frame, "}\n"...)
 	return len(p) + 1, nil
 }
-
-// marshal encodes v as serde_json does (host-and-lifecycle §12).
-func marshal(v any) ([]byte, error) { return rustjson.Marshal(v) }

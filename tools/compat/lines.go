@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
@@ -144,12 +143,7 @@ func sentHandshake(wire string) string {
 		}
 		ext := "no `init_extensions`"
 		if len(f.Params.InitExtensions) > 0 {
-			keys := make([]string, 0, len(f.Params.InitExtensions))
-			for k := range f.Params.InitExtensions {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			ext = "`init_extensions` " + codeList(keys)
+			ext = "`init_extensions` " + codeList(sortedKeys(f.Params.InitExtensions))
 		}
 		return fmt.Sprintf("protocol `%s`, host `%s %s`, %s", f.Params.ProtocolVersion, f.Params.HostInfo.Name, f.Params.HostInfo.Version, ext)
 	}

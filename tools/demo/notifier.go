@@ -32,39 +32,56 @@ func notifierScript() Script {
 
 const demoSecret = "whsec_ZGVtby1zaWduaW5nLWtleS1mb3ItYW5pbXVz"
 
-// demoHook is a receiver that answers the status it is told to and checks
-// each request's Standard Webhooks signature.
-type demoHook struct {
+// webhookReceiver is a webhook endpoint on 127.0.0.1 that checks each
+// request's Standard Webhooks signature with webhooksig, the package the
+// plugin publishes for Go receivers (its own tests pin it to the
+// specification's test vector). It answers the status it is told to
+// (answer); told none (0), 204 for a valid signature, else 401.
+type webhookReceiver struct {
 	srv    *httptest.Server
+	secret string
 	mu     sync.Mutex
 	status int
-	got    []http.Header
-	valid  []bool
+	got    []webhookDelivery
 }
 
-func newDemoHook() *demoHook {
-	d := &demoHook{status: 200}
-	d.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		d.mu.Lock()
-		d.got = append(d.got, r.Header.Clone())
-		d.valid = append(d.valid, webhooksig.VerifyStandard(demoSecret, r.Header, body, time.Now(), 0) == nil)
-		status := d.status
-		d.mu.Unlock()
-		w.WriteHeader(status)
+type webhookDelivery struct {
+	header   http.Header
+	body     []byte
+	verified bool
+}
+
+func newWebhookReceiver(secret string, status int) *webhookReceiver {
+	r := &webhookReceiver{secret: secret, status: status}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+		ok := err == nil && webhooksig.VerifyStandard(r.secret, req.Header, body, time.Now(), 0) == nil
+		r.mu.Lock()
+		r.got = append(r.got, webhookDelivery{req.Header.Clone(), body, ok})
+		status := r.status
+		r.mu.Unlock()
+		switch {
+		case status != 0:
+			w.WriteHeader(status)
+		case !ok:
+			http.Error(w, "bad signature", http.StatusUnauthorized)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
 	}))
-	return d
+	return r
 }
 
-func (d *demoHook) answer(status int) { d.mu.Lock(); d.status = status; d.mu.Unlock() }
+func (r *webhookReceiver) answer(status int) { r.mu.Lock(); r.status = status; r.mu.Unlock() }
 
-func (d *demoHook) last() (http.Header, bool, int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.got) == 0 {
-		return http.Header{}, false, 0
+// last returns the latest delivery and how many arrived.
+func (r *webhookReceiver) last() (webhookDelivery, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.got) == 0 {
+		return webhookDelivery{header: http.Header{}}, 0
 	}
-	return d.got[len(d.got)-1], d.valid[len(d.valid)-1], len(d.got)
+	return r.got[len(r.got)-1], len(r.got)
 }
 
 type demoNotify struct {
@@ -85,7 +102,7 @@ func (r demoNotify) types() string {
 }
 
 func runNotifier(ctx context.Context, d *Demo) (string, error) {
-	hook, slack := newDemoHook(), newDemoHook()
+	hook, slack := newWebhookReceiver(demoSecret, 200), newWebhookReceiver(demoSecret, 200)
 	defer hook.srv.Close()
 	defer slack.srv.Close()
 	root, err := os.MkdirTemp("", "notifier-demo-*")
@@ -165,8 +182,9 @@ func runNotifier(ctx context.Context, d *Demo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	hdr, valid, _ := hook.last()
-	if err := d.Expect(res.Delivered == 2 && valid && hdr.Get("Idempotency-Key") == hdr.Get("webhook-id"),
+	got, _ := hook.last()
+	hdr := got.header
+	if err := d.Expect(res.Delivered == 2 && got.verified && hdr.Get("Idempotency-Key") == hdr.Get("webhook-id"),
 		"delivered %d; receiver verified the Standard Webhooks signature; Idempotency-Key = webhook-id = %s", res.Delivered, hdr.Get("webhook-id")); err != nil {
 		return "", err
 	}
@@ -177,16 +195,17 @@ func runNotifier(ctx context.Context, d *Demo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, _, before := hook.last()
+	_, before := hook.last()
 	hook.answer(200)
 	ticks, err := flushUntil(func() bool {
-		h, ok, n := hook.last()
-		return n > before && ok && h.Get("X-Animus-Delivery-Attempt") == "2"
+		got, n := hook.last()
+		return n > before && got.verified && got.header.Get("X-Animus-Delivery-Attempt") == "2"
 	})
 	if err != nil {
 		return "", err
 	}
-	hdr, _, _ = hook.last()
+	got, _ = hook.last()
+	hdr = got.header
 	if err := d.Expect(strings.Contains(res.types(), "failed"), "notify reported [%s]; delivered on flush tick %d as attempt %s, same key %s",
 		res.types(), ticks, hdr.Get("X-Animus-Delivery-Attempt"), hdr.Get("Idempotency-Key")); err != nil {
 		return "", err
@@ -210,8 +229,8 @@ func runNotifier(ctx context.Context, d *Demo) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, _, before = hook.last()
-	if _, err := flushUntil(func() bool { _, ok, n := hook.last(); return n > before && ok }); err != nil {
+	_, before = hook.last()
+	if _, err := flushUntil(func() bool { got, n := hook.last(); return n > before && got.verified }); err != nil {
 		return "", err
 	}
 	health, err = d.Call(ctx, h, "health/check", nil)
@@ -223,11 +242,11 @@ func runNotifier(ctx context.Context, d *Demo) (string, error) {
 	}
 
 	d.Step("The same event again (the daemon re-sent it): nothing is sent twice")
-	_, _, before = hook.last()
+	_, before = hook.last()
 	if res, err = notify("evt-1", "workflow_completed"); err != nil {
 		return "", err
 	}
-	_, _, after := hook.last()
+	_, after := hook.last()
 	if err := d.Expect(res.Accepted && res.Delivered == 0 && after == before, "accepted, delivered 0, receiver untouched"); err != nil {
 		return "", err
 	}

@@ -117,7 +117,7 @@ type story struct {
 	slack    *fakeslack.Server
 	loki     *fakeloki.Server
 	daemon   *fakedaemon.Daemon
-	receiver *storyReceiver
+	receiver *webhookReceiver
 	queue    *queueDemo
 	v2       storyTickets // the 0.7 daemon's local lease projection
 
@@ -223,7 +223,7 @@ func (s *story) prologue() error {
 	if s.loki, err = fakeloki.Start(fakeloki.Options{}); err != nil {
 		return err
 	}
-	s.receiver = newStoryReceiver()
+	s.receiver = newWebhookReceiver(storyRandomSecret(), 0)
 	if s.daemon, err = fakedaemon.Start(fakedaemon.Options{Path: filepath.Join(s.project, ".animus", "control.sock"), ProjectRoot: s.project}); err != nil {
 		return err
 	}

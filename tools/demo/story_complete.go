@@ -5,10 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"sync"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
@@ -100,50 +96,6 @@ func (s *story) stepComplete() error {
 	s.emit("notification-delivered", map[string]any{"event_type": "workflow_completed", "connector_id": "webhook", "idempotency_key": d.header.Get("Idempotency-Key")})
 	s.record(notifier, "signed workflow_completed webhook, verified by the receiver")
 	return nil
-}
-
-// storyReceiver is the operator's webhook endpoint on 127.0.0.1: it
-// checks each request's Standard Webhooks signature with webhooksig, the
-// package the plugin publishes for Go receivers (its own tests pin it to
-// the specification's test vector).
-type storyReceiver struct {
-	srv    *httptest.Server
-	secret string
-	mu     sync.Mutex
-	got    []storyDelivery
-}
-
-type storyDelivery struct {
-	header   http.Header
-	body     []byte
-	verified bool
-}
-
-func newStoryReceiver() *storyReceiver {
-	r := &storyReceiver{secret: storyRandomSecret()}
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
-		ok := err == nil && webhooksig.VerifyStandard(r.secret, req.Header, body, time.Now(), 0) == nil
-		r.mu.Lock()
-		r.got = append(r.got, storyDelivery{req.Header.Clone(), body, ok})
-		r.mu.Unlock()
-		if !ok {
-			http.Error(w, "bad signature", http.StatusUnauthorized)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
-	}))
-	return r
-}
-
-// last returns the latest delivery and how many arrived.
-func (r *storyReceiver) last() (storyDelivery, int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.got) == 0 {
-		return storyDelivery{header: http.Header{}}, 0
-	}
-	return r.got[len(r.got)-1], len(r.got)
 }
 
 // storyRandomSecret is a fresh whsec_ key, so no run can pass on a key

@@ -41,7 +41,7 @@ type Host struct {
 // both break the protocol whatever the test asserted.
 func Start(t testing.TB, p pluginkit.Plugin) *Host {
 	t.Helper()
-	h := New(p)
+	h := serve(p)
 	t.Cleanup(func() {
 		if !h.Close() {
 			t.Errorf("the plugin did not stop within %v of stdin closing", closeWait)
@@ -64,8 +64,8 @@ func Start(t testing.TB, p pluginkit.Plugin) *Host {
 // pluginkit's own shutdown budget.
 const closeWait = 5 * time.Second
 
-// New serves p without a test to clean up after it; Close ends it.
-func New(p pluginkit.Plugin) *Host {
+// serve serves p; Close ends it.
+func serve(p pluginkit.Plugin) *Host {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	h := &Host{in: inW, done: make(chan struct{}), changed: make(chan struct{}), byID: map[string]int{}, nextID: 1}

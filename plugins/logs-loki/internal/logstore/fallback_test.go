@@ -39,7 +39,7 @@ func TestOutputFallbackFieldsExact(t *testing.T) {
 		}
 		line := fmt.Sprintf(`{"id":"e%d","ts":%q,"level":"info","source":%q,"source_name":%q,"target":"t","message":"m","fields":%s}`,
 			i, t0.Add(time.Duration(i)*time.Second).Format(time.RFC3339Nano), r.source, r.sourceName, fields)
-		writer.ok("log_storage/store", `{"entries":[`+line+`]}`, nil)
+		writer.kit.OK(writer.t, "log_storage/store", `{"entries":[`+line+`]}`, nil)
 		if r.source == "workflow" && r.sourceName == "wf-a" {
 			want = append(want, fields)
 		}
@@ -53,7 +53,7 @@ func TestOutputFallbackFieldsExact(t *testing.T) {
 				Fields json.RawMessage `json:"fields"`
 			} `json:"entries"`
 		}
-		h.ok("log_storage/query", `{"source":"workflow","source_name":"wf-a","limit":1000}`, &res)
+		h.kit.OK(h.t, "log_storage/query", `{"source":"workflow","source_name":"wf-a","limit":1000}`, &res)
 		if len(res.Entries) != len(want) {
 			t.Fatalf("got %d entries, want wf-a's %d workflow rows", len(res.Entries), len(want))
 		}

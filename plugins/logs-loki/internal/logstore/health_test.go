@@ -81,7 +81,7 @@ func TestHealth(t *testing.T) {
 				c.fault(f)
 			}
 			var got healthResult
-			h.ok("health/check", nil, &got)
+			h.kit.OK(h.t, "health/check", nil, &got)
 			if got.Status != c.status || got.LastError != c.last {
 				t.Fatalf("health %+v, want %s %q", got, c.status, c.last)
 			}
@@ -100,7 +100,7 @@ func TestHealthRemembersPushFailures(t *testing.T) {
 	h := serve(t, svc)
 	health := func() healthResult {
 		var r healthResult
-		h.ok("health/check", nil, &r)
+		h.kit.OK(h.t, "health/check", nil, &r)
 		return r
 	}
 	store := func(id string) {

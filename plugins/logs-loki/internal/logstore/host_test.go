@@ -134,34 +134,6 @@ func (h *host) call(method string, params any) (json.RawMessage, *pluginkittest.
 	return f.Result, f.Error
 }
 
-// ok calls and decodes the result into v, failing the test on an error.
-func (h *host) ok(method string, params any, v any) json.RawMessage {
-	h.t.Helper()
-	res, e := h.call(method, params)
-	if e != nil {
-		h.t.Fatalf("%s: error %d %q %v", method, e.Code, e.Message, e.Data)
-	}
-	if v != nil {
-		if err := json.Unmarshal(res, v); err != nil {
-			h.t.Fatalf("%s: result %s: %v", method, res, err)
-		}
-	}
-	return res
-}
-
-// fails calls and expects an error with code and data.category.
-func (h *host) fails(method string, params any, code int, category pluginkit.Category) *pluginkittest.RPCError {
-	h.t.Helper()
-	res, e := h.call(method, params)
-	if e == nil {
-		h.t.Fatalf("%s %s: result %s, want error %d %s", method, marshal(h.t, params), res, code, category)
-	}
-	if e.Code != code || e.Category() != string(category) {
-		h.t.Fatalf("%s %s: error %d %q %v, want %d %s", method, marshal(h.t, params), e.Code, e.Message, e.Data, code, category)
-	}
-	return e
-}
-
 // events returns the log_storage/event notifications for tail id (raw, as
 // sent) among frames, in order.
 func events(t testing.TB, frames []pluginkittest.Frame, id string) []event {

@@ -50,7 +50,7 @@ func TestQueryRejectsBadInput(t *testing.T) {
 	} {
 		for _, method := range []string{"log_storage/query", "log_storage/tail"} {
 			t.Run(c.name+"/"+method, func(t *testing.T) {
-				e := h.fails(method, c.params, pluginkit.CodeInvalidParams, c.category)
+				e := h.kit.Fails(h.t, method, c.params, pluginkit.CodeInvalidParams, c.category)
 				if !strings.Contains(e.Message, c.msg) {
 					t.Errorf("message %q, want it to contain %q", e.Message, c.msg)
 				}
@@ -110,7 +110,7 @@ func TestQueryLokiFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			f, h := serveFaulty(t, c.dead, c.fault, c.env...)
-			e := h.fails("log_storage/query", map[string]any{"limit": 10}, c.code, c.category)
+			e := h.kit.Fails(h.t, "log_storage/query", map[string]any{"limit": 10}, c.code, c.category)
 			if e.Message != c.msg {
 				t.Errorf("message\n got %q\nwant %q", e.Message, c.msg)
 			}
@@ -134,7 +134,7 @@ func TestUnconfigured(t *testing.T) {
 		{"log_storage/query", `{}`},
 		{"log_storage/tail", `{"follow":true}`},
 	} {
-		if e := h.fails(c.method, c.params, pluginkit.CodeInternalError, pluginkit.CategoryUnavailable); e.Message != msg {
+		if e := h.kit.Fails(h.t, c.method, c.params, pluginkit.CodeInternalError, pluginkit.CategoryUnavailable); e.Message != msg {
 			t.Errorf("%s: %q", c.method, e.Message)
 		}
 	}

@@ -22,9 +22,9 @@ func TestReadYourWrites(t *testing.T) {
 	filter := conformanceFilter("testkit.log_storage.testkit-store-query-1", 5, false)
 
 	f.HoldIngestion()
-	h.ok("log_storage/store", storeParams(t, entry), nil)
+	h.kit.OK(h.t, "log_storage/store", storeParams(t, entry), nil)
 	var q QueryResult
-	h.ok("log_storage/query", filter, &q)
+	h.kit.OK(h.t, "log_storage/query", filter, &q)
 	if len(q.Entries) != 1 || !sameJSON(t, q.Entries[0], entry) {
 		t.Fatalf("own query while Loki lags: %s", marshal(t, q))
 	}
@@ -40,7 +40,7 @@ func TestReadYourWrites(t *testing.T) {
 	if got := mustQuery(t, other, QueryParams{}); !reflect.DeepEqual(ids(got.Entries), []string{entry["id"].(string)}) {
 		t.Fatalf("another process after ingestion: %v", ids(got.Entries))
 	}
-	h.ok("log_storage/query", filter, &q)
+	h.kit.OK(h.t, "log_storage/query", filter, &q)
 	if !reflect.DeepEqual(ids(q.Entries), []string{entry["id"].(string)}) {
 		t.Fatalf("own query with the entry in Loki and the buffer: %v", ids(q.Entries))
 	}
@@ -57,7 +57,7 @@ func TestLiveTailSeesOwnWritesWhileLokiLags(t *testing.T) {
 	if ack, _ := h.response(`"lt"`); ack.Error != nil {
 		t.Fatalf("ack %s", ack.Raw)
 	}
-	h.ok("log_storage/store", storeParams(t,
+	h.kit.OK(h.t, "log_storage/store", storeParams(t,
 		wireEntryOf("skip", time.Now(), "info", "daemon", "", "d", ""),
 		wireEntryOf("mine", time.Now(), "info", "cli", "", "cli.run", "")), nil)
 	evs := h.awaitEvents(`"lt"`, 1)

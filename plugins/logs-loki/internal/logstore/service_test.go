@@ -29,11 +29,11 @@ func TestSchema(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := serve(t, New(testConfig(t, "", c.env...)))
-			if got := string(h.ok("log_storage/schema", nil, nil)); got != c.want {
+			if got := string(h.kit.OK(h.t, "log_storage/schema", nil, nil)); got != c.want {
 				t.Fatalf("schema\n got %s\nwant %s", got, c.want)
 			}
 			var schema Schema
-			h.ok("log_storage/schema", `{}`, &schema)
+			h.kit.OK(h.t, "log_storage/schema", `{}`, &schema)
 			var res struct {
 				PluginInfo struct {
 					Kind string `json:"plugin_kind"`
@@ -69,21 +69,21 @@ func TestTLS(t *testing.T) {
 	}
 
 	untrusted := serve(t, New(testConfig(t, loki.URL())))
-	e := untrusted.fails("log_storage/query", `{}`, pluginkit.CodeInternalError, pluginkit.CategoryUnavailable)
+	e := untrusted.kit.Fails(untrusted.t, "log_storage/query", `{}`, pluginkit.CodeInternalError, pluginkit.CategoryUnavailable)
 	if e.Message != "backend unavailable: query: Loki TLS certificate not trusted (LOKI_CA_FILE)" {
 		t.Fatalf("untrusted: %q", e.Message)
 	}
 	var health healthResult
-	untrusted.ok("health/check", nil, &health)
+	untrusted.kit.OK(untrusted.t, "health/check", nil, &health)
 	if health.Status != "unhealthy" || health.LastError != "Loki unreachable: TLS certificate not trusted (LOKI_CA_FILE)" {
 		t.Fatalf("untrusted health %+v", health)
 	}
 
 	trusted := serve(t, New(testConfig(t, loki.URL(), config.EnvCAFile, ca)))
-	if res := string(trusted.ok("log_storage/query", `{}`, nil)); res != `{"entries":[]}` {
+	if res := string(trusted.kit.OK(trusted.t, "log_storage/query", `{}`, nil)); res != `{"entries":[]}` {
 		t.Fatalf("trusted query %s", res)
 	}
-	trusted.ok("health/check", nil, &health)
+	trusted.kit.OK(trusted.t, "health/check", nil, &health)
 	if health.Status != "healthy" {
 		t.Fatalf("trusted health %+v", health)
 	}
@@ -107,9 +107,9 @@ func TestCredentialsReachLoki(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := fakeloki.New(t, c.loki)
 			h := serve(t, New(testConfig(t, f.URL(), append(c.env, config.EnvTenantID, "team-a")...)))
-			h.ok("log_storage/store", storeParams(t, wireEntryOf("e", base(), "info", "cli", "", "cli", "")), nil)
+			h.kit.OK(h.t, "log_storage/store", storeParams(t, wireEntryOf("e", base(), "info", "cli", "", "cli", "")), nil)
 			h.awaitEvents(h.start("log_storage/tail", map[string]any{"follow": true}), 1)
-			h.ok("health/check", nil, nil)
+			h.kit.OK(h.t, "health/check", nil, nil)
 			for _, p := range []string{pushPath, queryPath, tailPath, readyPath} {
 				if got := f.LastHeader(p).Get("X-Scope-OrgID") + " " + f.LastHeader(p).Get("Authorization"); got != "team-a "+c.want {
 					t.Errorf("%s carried %q", p, got)

@@ -120,7 +120,7 @@ func TestStoreLokiFailures(t *testing.T) {
 				return
 			}
 			var q QueryResult
-			h.ok("log_storage/query", map[string]any{}, &q)
+			h.kit.OK(h.t, "log_storage/query", map[string]any{}, &q)
 			if len(q.Entries) != want {
 				t.Fatalf("query after the store found %v", ids(q.Entries))
 			}
@@ -146,7 +146,7 @@ func TestStoreCancelled(t *testing.T) {
 		Status    string `json:"status"`
 		LastError string `json:"last_error"`
 	}
-	h.ok("health/check", nil, &health)
+	h.kit.OK(h.t, "health/check", nil, &health)
 	if health.Status != "healthy" || health.LastError != "" {
 		t.Fatalf("health %+v after a cancelled store", health)
 	}

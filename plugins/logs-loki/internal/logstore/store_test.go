@@ -44,7 +44,7 @@ func TestStoreRejectsBadInput(t *testing.T) {
 			`does not fit in Loki's 250000-byte line limit`, "index", "0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := h.fails("log_storage/store", c.params, pluginkit.CodeInvalidParams, pluginkit.CategoryInvalidRequest)
+			e := h.kit.Fails(h.t, "log_storage/store", c.params, pluginkit.CodeInvalidParams, pluginkit.CategoryInvalidRequest)
 			if !strings.Contains(e.Message, c.msg) {
 				t.Errorf("message %q, want it to contain %q", e.Message, c.msg)
 			}
@@ -63,7 +63,7 @@ func TestStoreEmptyBatch(t *testing.T) {
 	f := newLoki(t)
 	h := serve(t, New(testConfig(t, f.URL())))
 	var res StoreResult
-	h.ok("log_storage/store", `{"entries":[]}`, &res)
+	h.kit.OK(h.t, "log_storage/store", `{"entries":[]}`, &res)
 	if res.Stored != 0 || f.RequestsTo(pushPath) != 0 {
 		t.Fatalf("stored %d with %d pushes", res.Stored, f.RequestsTo(pushPath))
 	}
@@ -197,7 +197,7 @@ func TestStoreStructuredMetadataRefused(t *testing.T) {
 	t.Run("on", func(t *testing.T) {
 		f := fakeloki.New(t, fakeloki.Options{DisallowStructuredMetadata: true})
 		h := serve(t, New(testConfig(t, f.URL(), config.EnvStructuredMeta, "on")))
-		e := h.fails("log_storage/store", storeParams(t, entry("a")), pluginkit.CodeInvalidParams, pluginkit.CategoryInvalidRequest)
+		e := h.kit.Fails(h.t, "log_storage/store", storeParams(t, entry("a")), pluginkit.CodeInvalidParams, pluginkit.CategoryInvalidRequest)
 		if !strings.HasPrefix(e.Message, "store rejected by Loki: ") || !strings.Contains(e.Message, "structured metadata") ||
 			fmt.Sprint(e.Data["http_status"]) != "400" {
 			t.Fatalf("error %q %v", e.Message, e.Data)
@@ -206,7 +206,7 @@ func TestStoreStructuredMetadataRefused(t *testing.T) {
 			t.Fatalf("%d pushes, want 1", n)
 		}
 		var health struct{ Status string }
-		h.ok("health/check", nil, &health)
+		h.kit.OK(h.t, "health/check", nil, &health)
 		if health.Status != "healthy" {
 			t.Fatalf("health %s after a refused entry, want healthy", health.Status)
 		}

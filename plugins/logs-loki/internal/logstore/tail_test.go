@@ -44,7 +44,7 @@ func TestTailReplay(t *testing.T) {
 			h := serve(t, New(testConfig(t, f.URL())))
 			if c.own {
 				f.HoldIngestion()
-				h.ok("log_storage/store", storeParams(t, entries...), nil)
+				h.kit.OK(h.t, "log_storage/store", storeParams(t, entries...), nil)
 			} else {
 				mustStore(t, New(testConfig(t, f.URL())), entries...)
 			}
@@ -97,7 +97,7 @@ func TestTailFollow(t *testing.T) {
 			if mode == "ws" {
 				waitUntil(t, "the websocket tail", func() bool { return f.OpenTails() == 1 })
 			}
-			h.ok("log_storage/store", storeParams(t, live("own", "px", time.Millisecond)), nil)
+			h.kit.OK(h.t, "log_storage/store", storeParams(t, live("own", "px", time.Millisecond)), nil)
 			h.awaitEvents(`"live"`, 2)
 			mustStore(t, other, live("foreign-other", "py", 2*time.Millisecond), live("foreign", "px", 3*time.Millisecond))
 			evs := h.awaitEvents(`"live"`, 3)
@@ -121,7 +121,7 @@ func TestTailStops(t *testing.T) {
 				f := newLoki(t)
 				svc := New(testConfig(t, f.URL(), config.EnvTailMode, mode, config.EnvTailPollInterval, "50ms"))
 				h := serve(t, svc)
-				h.ok("log_storage/store", storeParams(t, wireEntryOf("before", time.Now(), "info", "cli", "", "cli", "")), nil)
+				h.kit.OK(h.t, "log_storage/store", storeParams(t, wireEntryOf("before", time.Now(), "info", "cli", "", "cli", "")), nil)
 				id := h.start("log_storage/tail", map[string]any{"follow": true})
 				if ack, _ := h.response(id); ack.Error != nil {
 					t.Fatalf("ack %s", ack.Raw)
@@ -146,9 +146,9 @@ func TestTailStops(t *testing.T) {
 				if how == "cancel" {
 					// With no subscription and no websocket nothing can
 					// emit; the plugin itself keeps serving.
-					h.ok("log_storage/store", storeParams(t, wireEntryOf("after", time.Now(), "info", "cli", "", "cli", "")), nil)
+					h.kit.OK(h.t, "log_storage/store", storeParams(t, wireEntryOf("after", time.Now(), "info", "cli", "", "cli", "")), nil)
 					var q QueryResult
-					h.ok("log_storage/query", map[string]any{}, &q)
+					h.kit.OK(h.t, "log_storage/query", map[string]any{}, &q)
 					if !reflect.DeepEqual(ids(q.Entries), []string{"before", "after"}) {
 						t.Fatalf("query %v", ids(q.Entries))
 					}

@@ -52,12 +52,6 @@ type cached struct {
 	err     error
 }
 
-// NewLoader reads the process environment.
-func NewLoader() *Loader {
-	home, _ := os.UserHomeDir()
-	return &Loader{Getenv: os.Getenv, Home: home}
-}
-
 // Load returns the configuration that applies to projectRoot, or nil when
 // there is none (no file names a notification_config and
 // ANIMUS_WEBHOOK_URL is unset). Order: ANIMUS_NOTIFIER_CONFIG, the scoped

@@ -137,9 +137,9 @@ func SecretValues(getenv func(string) string, names ...string) []string {
 			}
 		}
 	}
-	// Longest first: pluginkit replaces secrets in the order they were
-	// registered, so a secret that contains another must come first to be
-	// replaced whole.
+	// Longest first, for a stable, readable list. pluginkit keeps its own
+	// registry longest first whatever the order of AddSecret calls, so a
+	// secret that contains another is replaced whole either way.
 	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
 }

@@ -84,9 +84,6 @@ func NewSender(version string, now func() time.Time) *Sender {
 	return &Sender{transport: tr, userAgent: "animus-notifier-webhook/" + version, now: now}
 }
 
-// UserAgent is the User-Agent header value.
-func (s *Sender) UserAgent() string { return s.userAgent }
-
 var (
 	errCrossHost     = errors.New("redirect to another host refused: the request carries a signature or credentials")
 	errTooManyHops   = fmt.Errorf("more than %d redirects", maxRedirects)

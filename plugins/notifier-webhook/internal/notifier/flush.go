@@ -206,14 +206,26 @@ const MaxErrorLen = 300
 // From then on pluginkit replaces them with pluginkit.RedactedMarker in
 // logs, error messages, last_error and errorText. The notifier calls it as
 // it learns which variables hold secrets: the quick-start ones at Init, a
-// connector's before its deliveries are sent. Registering a value twice is
-// harmless, and one never leaves the registry: a text about an old secret
-// stays scrubbed after a rotation.
+// connector's before its deliveries are sent. A variable is read once (the
+// environment does not change under the process), and a value never leaves
+// the registry: a text about an old secret stays scrubbed after a rotation.
 func (s *Service) learnSecrets(names ...string) {
 	if s.peer == nil {
 		return // Init ran without a host connection (a test calling it directly)
 	}
-	for _, v := range config.SecretValues(s.getenv, names...) {
+	s.learnMu.Lock()
+	defer s.learnMu.Unlock()
+	if s.learnt == nil {
+		s.learnt = map[string]bool{}
+	}
+	var fresh []string
+	for _, n := range names {
+		if !s.learnt[n] {
+			s.learnt[n] = true
+			fresh = append(fresh, n)
+		}
+	}
+	for _, v := range config.SecretValues(s.getenv, fresh...) {
 		s.peer.AddSecret(v)
 	}
 }

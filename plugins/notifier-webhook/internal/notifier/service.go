@@ -60,6 +60,12 @@ type Service struct {
 	// the notifier reads (see learnSecrets) and their scrubber. Nil until
 	// then, and in tests that call Init directly.
 	peer *pluginkit.Peer
+	// learnt holds the variables whose values learnSecrets has registered:
+	// the environment does not change under the process, so a flush
+	// registers only a configuration's new names. learnMu is held while a
+	// name is registered, so no send goes out before its secrets are known.
+	learnMu sync.Mutex
+	learnt  map[string]bool
 
 	store       *store.Store
 	bindingRoot string
@@ -141,6 +147,9 @@ const DefaultDBFile = ".animus/notifier.sqlite"
 func (s *Service) Init(ctx context.Context, peer *pluginkit.Peer, params pluginkit.InitializeParams) error {
 	if peer != nil {
 		s.log, s.peer = peer.Logger(), peer
+		s.learnMu.Lock()
+		s.learnt = nil // a new connection knows none of them yet
+		s.learnMu.Unlock()
 	}
 	// The quick-start variables are secrets whatever the configuration
 	// says; pluginkit already knows their raw values (they are Sensitive),

@@ -79,15 +79,21 @@ func ensureIdentity(ctx context.Context, tx *store.Tx, e *store.Entry) (bool, er
 	if !ok {
 		return false, nil
 	}
+	return true, setIdentity(ctx, tx, e, qid)
+}
+
+// setIdentity gives an old-style entry whose canonical id is known qid and
+// the next subject generation.
+func setIdentity(ctx context.Context, tx *store.Tx, e *store.Entry, qid string) error {
 	gen, err := tx.NextGeneration(ctx, qid)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if err := tx.SetIdentity(ctx, e.ID, qid, gen); err != nil {
-		return false, err
+		return err
 	}
 	e.QualifiedID, e.SubjectGeneration = &qid, &gen
-	return true, nil
+	return nil
 }
 
 // canonicalOf is the canonical id of a stored entry's subject, worked out

@@ -122,7 +122,7 @@ func WireEntry(e *store.Entry) wire.Entry {
 // entry (§6.13; FencedQueueEntry validation needs it), the 0.3.x subject
 // key for an old-style one.
 func subjectID(e *store.Entry) string {
-	if e.Ticketed() && e.QualifiedID != nil {
+	if hasSubject(&e.Ticket) {
 		return *e.QualifiedID
 	}
 	return e.SubjectKey

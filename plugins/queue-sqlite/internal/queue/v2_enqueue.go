@@ -22,7 +22,7 @@ func (s *Service) enqueueV2(ctx context.Context, req wire.EnqueueV2Request) (wir
 	if err != nil {
 		return resp, err
 	}
-	hash, err := wire.RequestHash(&req)
+	hash, err := wire.RequestHash(&req, dispatch)
 	if err != nil {
 		return resp, pluginkit.Internal(err)
 	}
@@ -126,7 +126,8 @@ func liveOf(ctx context.Context, tx *store.Tx, qid string) (*store.Entry, error)
 		if got, ok := canonicalOf(o); !ok || got != qid {
 			continue
 		}
-		if _, err := ensureIdentity(ctx, tx, o); err != nil {
+		// o is old-style (the query's rule), so its identity is qid.
+		if err := setIdentity(ctx, tx, o, qid); err != nil {
 			return nil, err
 		}
 		return o, nil

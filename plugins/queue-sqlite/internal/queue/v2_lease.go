@@ -17,12 +17,8 @@ import (
 // never reported: they come back only through recover.
 func (s *Service) leaseV2(ctx context.Context, req wire.LeaseV2Request) (wire.LeaseV2Response, error) {
 	const method = "queue/v2/lease"
-	resp := wire.LeaseV2Response{Leased: []wire.FencedEntry{}}
-	st, err := s.open(ctx)
-	if err != nil {
-		return resp, err
-	}
-	err = st.Update(ctx, func(tx *store.Tx) error {
+	var resp wire.LeaseV2Response
+	err := s.update(ctx, func(tx *store.Tx) error {
 		resp = wire.LeaseV2Response{Leased: []wire.FencedEntry{}}
 		now := s.now()
 		if err := s.sweep(ctx, tx, now, method); err != nil {
@@ -33,7 +29,7 @@ func (s *Service) leaseV2(ctx context.Context, req wire.LeaseV2Request) (wire.Le
 		if err != nil {
 			return err
 		}
-		l := leaser{s: s, tx: tx, req: &req, now: now, exp: now.Add(s.cfg.Ticket()), resp: &resp}
+		l := leaser{tx: tx, req: &req, now: now, exp: now.Add(s.cfg.Ticket()), resp: &resp}
 		for _, e := range cands {
 			if uint64(len(resp.Leased)) == req.Max {
 				break
@@ -56,7 +52,6 @@ func (s *Service) leaseV2(ctx context.Context, req wire.LeaseV2Request) (wire.Le
 
 // leaser holds one v2 lease call's state.
 type leaser struct {
-	s      *Service
 	tx     *store.Tx
 	req    *wire.LeaseV2Request
 	now    time.Time
@@ -107,10 +102,10 @@ func (l *leaser) consider(ctx context.Context, e *store.Entry) (bool, error) {
 		one := int64(1)
 		next.WorkflowGeneration = &one
 	}
-	at, atNS, expAt, expNS := rustjson.Time(l.now), unixNS(l.now), rustjson.TimeZ(l.exp), unixNS(l.exp)
+	at, atNS := rustjson.Time(l.now), unixNS(l.now)
 	next.State, next.AssignedAt, next.AssignedAtNS, next.HeldAt = wire.StatusAssigned, &at, &atNS, nil
 	next.LeaseOwner, next.LeaseGeneration = &l.req.OwnerID, e.LeaseGeneration+1
-	next.LeaseExpiresAt, next.LeaseExpiresNS = &expAt, &expNS
+	setExpiry(&next, l.exp)
 	fence := fenceOf(&next)
 	if fence == nil {
 		l.block(e, wire.BlockMissingExecutionIdentity, nil)

@@ -41,13 +41,11 @@ func (s SubjectRef) CanonicalID() (string, error) {
 // requested_at (the CLI restamps it on every retry), the trimmed
 // repository, the raw run_at and expire_after_secs. The hash never leaves
 // the plugin; it must only stay stable across versions of this plugin.
-func RequestHash(r *EnqueueV2Request) (string, error) {
-	d, err := r.Dispatch.Encode()
-	if err != nil {
-		return "", err
-	}
+// dispatch is r.Dispatch as stored (its Encode), which the caller already
+// has.
+func RequestHash(r *EnqueueV2Request, dispatch json.RawMessage) (string, error) {
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(d, &fields); err != nil {
+	if err := json.Unmarshal(dispatch, &fields); err != nil {
 		return "", err
 	}
 	delete(fields, "requested_at")

@@ -40,12 +40,13 @@ func (r *EnqueueRequest) DecodeParams(raw []byte) error {
 	if !ok {
 		return missing("subject_dispatch")
 	}
-	if inner, err := parseObject(d, "struct SubjectDispatch"); err == nil && inner.get("subject") == nil {
+	if r.Dispatch, err = DecodeDispatch(d); err != nil || r.Dispatch.Subject == nil {
 		// 0.7 made the subject optional; the 0.3.2 surface still needs
-		// it, and reports it first, as before.
-		return prefix("subject_dispatch", missing("subject"))
-	}
-	if r.Dispatch, err = DecodeDispatch(d); err != nil {
+		// it, and reports it first, as before (the object is parsed
+		// again only on this failure path).
+		if inner, perr := parseObject(d, "struct SubjectDispatch"); perr == nil && inner.get("subject") == nil {
+			return prefix("subject_dispatch", missing("subject"))
+		}
 		return prefix("subject_dispatch", err)
 	}
 	if r.RunAt, err = o.optString("run_at"); err != nil {

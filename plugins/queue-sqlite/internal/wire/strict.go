@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
@@ -39,6 +40,15 @@ func strictObject(raw []byte, what string, fields ...string) (object, error) {
 		return nil, unknownField(unknown[0], fields)
 	}
 	return o, nil
+}
+
+// requiredStrict is requiredParams for a strict envelope: none at all is
+// pluginkit.ErrMissingParams.
+func requiredStrict(raw []byte, what string, fields ...string) (object, error) {
+	if len(raw) == 0 {
+		return nil, pluginkit.ErrMissingParams
+	}
+	return strictObject(raw, what, fields...)
 }
 
 // unknownField is serde's message for a deny_unknown_fields refusal.

@@ -30,7 +30,7 @@ func invalid(format string, args ...any) error { return pluginkit.InvalidParams(
 
 // EnqueueV2Request is QueueEnqueueV2Request, validated and normalised:
 // the key and the repository fields trimmed, the canonical id derived,
-// run_at parsed.
+// run_at checked (kept verbatim; newEntry parses it for the store).
 type EnqueueV2Request struct {
 	Dispatch        Dispatch
 	IdempotencyKey  *string
@@ -39,15 +39,11 @@ type EnqueueV2Request struct {
 	ExpireAfterSecs *uint64
 
 	QualifiedID string
-	RunAtTime   *time.Time
 }
 
 // DecodeParams reads and validates queue/v2/enqueue params.
 func (r *EnqueueV2Request) DecodeParams(raw []byte) error {
-	if len(raw) == 0 {
-		return pluginkit.ErrMissingParams
-	}
-	o, err := strictObject(raw, "QueueEnqueueV2Request", "subject_dispatch", "idempotency_key",
+	o, err := requiredStrict(raw, "QueueEnqueueV2Request", "subject_dispatch", "idempotency_key",
 		"repository", "run_at", "expire_after_secs")
 	if err != nil {
 		return err
@@ -104,17 +100,18 @@ func (r *EnqueueV2Request) validate() error {
 		return invalid("%s", err.Error())
 	}
 	r.QualifiedID = qid
+	var runAt *time.Time
 	if r.RunAt != nil {
 		at, err := rustjson.ParseTime(*r.RunAt)
 		if err != nil {
 			return invalid("run_at must be RFC 3339 (%s): %v", *r.RunAt, err)
 		}
-		r.RunAtTime = &at
+		runAt = &at
 	}
 	if n := r.ExpireAfterSecs; n != nil {
 		tooLarge := *n > math.MaxInt64/1000 // chrono's Duration bound
-		if !tooLarge && r.RunAtTime != nil {
-			tooLarge = r.RunAtTime.Unix() > maxChronoUnix-int64(*n)
+		if !tooLarge && runAt != nil {
+			tooLarge = runAt.Unix() > maxChronoUnix-int64(*n)
 		}
 		if tooLarge {
 			return invalid("expire_after_secs %d is too large: run_at + expire_after_secs must be a valid time", *n)
@@ -133,10 +130,7 @@ type LeaseV2Request struct {
 
 // DecodeParams reads and validates queue/v2/lease params.
 func (r *LeaseV2Request) DecodeParams(raw []byte) error {
-	if len(raw) == 0 {
-		return pluginkit.ErrMissingParams
-	}
-	o, err := strictObject(raw, "QueueLeaseV2Request", "max", "owner_id", "workflow_ids", "exclude")
+	o, err := requiredStrict(raw, "QueueLeaseV2Request", "max", "owner_id", "workflow_ids", "exclude")
 	if err != nil {
 		return err
 	}
@@ -195,10 +189,7 @@ func (r *LeaseV2Request) validate() error {
 // fencedParams starts every ticket mutation: a strict envelope whose
 // required execution is a queue-backed fence.
 func fencedParams(raw []byte, what string, fields ...string) (object, *ExecutionFence, error) {
-	if len(raw) == 0 {
-		return nil, nil, pluginkit.ErrMissingParams
-	}
-	o, err := strictObject(raw, what, fields...)
+	o, err := requiredStrict(raw, what, fields...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 )
 
 // Mode is the inbound transport.
@@ -200,11 +202,5 @@ func (c Config) TriggerIDs(fromWatch string) (mention, dm string, err error) {
 // set (relative paths are taken from the project root, the plugin's cwd),
 // else under the project's .animus directory.
 func (c Config) DedupPath(projectRoot string) string {
-	if c.StateDir != "" {
-		if filepath.IsAbs(c.StateDir) {
-			return filepath.Join(c.StateDir, dedupFile)
-		}
-		return filepath.Join(projectRoot, c.StateDir, dedupFile)
-	}
-	return filepath.Join(projectRoot, ".animus", "trigger-slack", dedupFile)
+	return filepath.Join(pluginkit.ProjectPath(projectRoot, c.StateDir, ".animus/trigger-slack"), dedupFile)
 }

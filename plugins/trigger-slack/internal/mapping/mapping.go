@@ -135,7 +135,8 @@ func Map(raw []byte, r Rules) (Event, *Drop) {
 	}
 	clean(inner)
 	inner["kind"] = kind
-	if ev.Payload, err = marshal(inner); err != nil {
+	// rustjson keeps "<@U123>" readable, as serde_json writes it.
+	if ev.Payload, err = rustjson.Marshal(inner); err != nil {
 		return Event{}, malformed("payload: %v", err)
 	}
 	return ev, nil
@@ -221,9 +222,6 @@ func clean(v any) any {
 	}
 	return v
 }
-
-// marshal keeps "<@U123>" readable, as serde_json writes it.
-func marshal(v any) (json.RawMessage, error) { return rustjson.Marshal(v) }
 
 func str(m map[string]any, key string) string {
 	s, _ := m[key].(string)

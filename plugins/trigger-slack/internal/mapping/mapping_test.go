@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 func callbackJSON(t *testing.T, team, evID string, inner any) []byte {
@@ -125,7 +127,7 @@ func TestMapEvents(t *testing.T) {
 				ev.ActionHint != "create_task" || ev.SlackEventID != tc.evID {
 				t.Fatalf("event = %+v", ev)
 			}
-			wire, err := marshal(ev) // as pluginkit writes frames: no HTML escaping
+			wire, err := rustjson.Marshal(ev) // as pluginkit writes frames: no HTML escaping
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 )
 
 // PostMessageParams are slack/chat_post_message's params.
@@ -97,10 +98,10 @@ func needContent(text string, blocks json.RawMessage) error {
 }
 
 func decodeBlocks(raw json.RawMessage) ([]slack.Block, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+	if rustjson.IsNull(raw) {
 		return nil, nil
 	}
+	raw = bytes.TrimSpace(raw)
 	if raw[0] != '[' {
 		return nil, pluginkit.InvalidParams("invalid params: field %q: expected array", "blocks").WithData("field", "blocks")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/trigger-slack/internal/config"
 	"github.com/animus-plugins/animus-plugins/plugins/trigger-slack/internal/inbound"
 	"github.com/animus-plugins/animus-plugins/plugins/trigger-slack/internal/mapping"
@@ -41,16 +42,16 @@ func (p *WatchParams) Validate() error {
 }
 
 func (p *WatchParams) triggerID() (string, error) {
-	raw := bytes.TrimSpace(p.Config)
-	if len(raw) == 0 || string(raw) == "null" {
+	if rustjson.IsNull(p.Config) {
 		return "", nil
 	}
+	raw := bytes.TrimSpace(p.Config)
 	var cfg map[string]json.RawMessage
 	if raw[0] != '{' || json.Unmarshal(raw, &cfg) != nil {
 		return "", pluginkit.InvalidParams("invalid params: field %q: expected object", "config").WithData("field", "config")
 	}
 	v, ok := cfg["trigger_id"]
-	if !ok || string(v) == "null" {
+	if !ok || rustjson.IsNull(v) {
 		return "", nil
 	}
 	var id string
