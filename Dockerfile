@@ -41,7 +41,7 @@ ARG VERSION=0.0.0-dev
 ARG REVISION=unknown
 ARG CREATED=1970-01-01T00:00:00Z
 LABEL org.opencontainers.image.title="animus-plugins" \
-      org.opencontainers.image.description="Animus plugins: SQLite subject, queue and durable-store backends, webhook notifier, Slack trigger, Loki log storage, HTTP transport" \
+      org.opencontainers.image.description="Animus plugins: SQLite subject, queue and durable-store backends, a PostgreSQL queue, webhook notifier, Slack trigger, Loki log storage, HTTP transport" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}" \
@@ -58,6 +58,7 @@ RUN apt-get update \
 # the packaging test (e2e/packaging) instead of silently missing from images.
 COPY --from=build /src/main/bin/animus-subject-sqlite /usr/local/bin/animus-subject-sqlite
 COPY --from=build /src/main/bin/animus-queue-sqlite /usr/local/bin/animus-queue-sqlite
+COPY --from=build /src/main/bin/animus-queue-postgres /usr/local/bin/animus-queue-postgres
 COPY --from=build /src/main/bin/animus-durable-sqlite /usr/local/bin/animus-durable-sqlite
 COPY --from=build /src/main/bin/animus-notifier-webhook /usr/local/bin/animus-notifier-webhook
 COPY --from=build /src/main/bin/animus-trigger-slack /usr/local/bin/animus-trigger-slack

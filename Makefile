@@ -22,7 +22,7 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))
 PLUGINS := $(foreach d,$(PLUGIN_DIRS),$(BIN)/animus-$(notdir $(d))) $(BIN)/animus-example
 TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo $(BIN)/fakeloki
-MODULES := pkg/pluginkit pkg/sqlitex pkg/golden e2e e2e/fakeloki e2e/fakeslack tools examples/animus-example $(PLUGIN_DIRS)
+MODULES := pkg/pluginkit pkg/sqlitex pkg/pgkit pkg/queuekit pkg/golden e2e e2e/fakeloki e2e/fakeslack tools examples/animus-example $(PLUGIN_DIRS)
 UNIT_PKGS := $(foreach m,$(filter-out e2e tools,$(MODULES)),./$(m)/...) ./e2e/fakehost/... ./e2e/schemacheck/...
 FUZZTIME ?= 30s
 
@@ -74,9 +74,15 @@ lint: $(STATICCHECK)
 		(cd $$m && GOWORK=off go mod tidy -diff >/dev/null) || { echo "$$m is not tidy: cd $$m && GOWORK=off go mod tidy"; exit 1; }; \
 	done
 
+# scripts/postgres.sh runs a throwaway PostgreSQL cluster for the tests
+# that need one (pkg/pgkit, pkg/queuekit/pgstore, queue-postgres) unless
+# ANIMUS_PG_TEST_DSN is already set (.ci/run and docker-compose.e2e.yml set
+# it). The queue's semantic tests run twice: on SQLite, then on PostgreSQL.
+PG_RUN := scripts/postgres.sh run --
 unit:
 	@echo "== unit started $$(date -u +%T)"
-	go test -race -count=1 $(UNIT_PKGS)
+	$(PG_RUN) go test -race -count=1 $(UNIT_PKGS)
+	$(PG_RUN) env ANIMUS_QUEUE_TEST_BACKEND=postgres go test -race -count=1 ./pkg/queuekit/queue/
 
 # e2e drives the built binaries; ANIMUS_BIN_DIR tells the tests where they are.
 # (the fake host's and schemacheck's own tests already ran in unit). The
@@ -87,7 +93,7 @@ unit:
 E2E_PKGS = $(shell go list ./e2e/... ./tools/... | grep -v -e /e2e/fakehost -e /e2e/schemacheck)
 e2e: build
 	@echo "== e2e started $$(date -u +%T)"
-	scripts/victorialogs.sh run -- env ANIMUS_BIN_DIR=$(BIN) ANIMUS_VERSION=$(VERSION) go test -race -count=1 -timeout 20m $(E2E_PKGS)
+	scripts/victorialogs.sh run -- $(PG_RUN) env ANIMUS_BIN_DIR=$(BIN) ANIMUS_VERSION=$(VERSION) go test -race -count=1 -timeout 20m $(E2E_PKGS)
 
 # The logs-loki e2e suite against a real Loki (deploy/loki/README.md):
 #   LOKI_URL=http://127.0.0.1:3100 LOKI_TENANT_ID=animus make e2e-loki
@@ -102,7 +108,7 @@ compat: build $(BIN)/animus-compat
 	$(BIN)/animus-compat --bin $(BIN) --out docs/COMPATIBILITY.md
 
 bench: build
-	ANIMUS_BIN_DIR=$(BIN) go test -run '^$$' -bench . -benchtime 3s -count 1 ./e2e/bench/...
+	$(PG_RUN) env ANIMUS_BIN_DIR=$(BIN) go test -run '^$$' -bench . -benchtime 3s -count 1 ./e2e/bench/...
 
 fuzz:
 	go test -run '^$$' -fuzz FuzzFrameReader -fuzztime $(FUZZTIME) ./pkg/pluginkit

@@ -243,7 +243,7 @@ func BenchmarkQueueSQLiteCycle(b *testing.B) {
 // rawQueue runs, with database/sql on the same driver and pragmas
 // (sqlitex: WAL, synchronous=FULL, busy timeout, BEGIN IMMEDIATE), the
 // statements animus-queue-sqlite's store runs for enqueue, lease and
-// completion (plugins/queue-sqlite/internal/store), without the protocol,
+// completion (pkg/queuekit/sqlitestore), without the protocol,
 // the process boundary, JSON or the dispatch codec.
 type rawQueue struct{ db *sqlitex.DB }
 

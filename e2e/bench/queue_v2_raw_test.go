@@ -12,7 +12,7 @@ import (
 
 // rawV2 runs, through database/sql on the plugin's driver and pragmas
 // (sqlitex: WAL, synchronous=FULL, busy timeout, BEGIN IMMEDIATE, as
-// store.Open sets them), the statements plugins/queue-sqlite/internal/store
+// store.Open sets them), the statements pkg/queuekit/sqlitestore
 // runs for each queue/v2 call of the cycle, each call one transaction:
 // the floor under the plugin, without the process, the protocol, JSON,
 // validation, the dispatch codec or the request hash.
@@ -66,7 +66,7 @@ func (r *rawV2) call(b *testing.B, what string, fn func(ctx context.Context, tx 
 }
 
 // The mirrored statements, named after the store function each comes
-// from (plugins/queue-sqlite/internal/store, schema 2).
+// from (pkg/queuekit/sqlitestore, schema 2).
 const (
 	rawV2Columns = rawEntryColumns + `, assigned_at_ns, qualified_id, subject_generation,
 	workflow_generation, lease_owner, lease_generation, lease_expires_at, repo_url,

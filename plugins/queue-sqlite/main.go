@@ -9,9 +9,10 @@ import (
 	"os"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/queue"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/backend"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/config"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/inspect"
-	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/queue"
 )
 
 func main() { os.Exit(pluginkit.Main(newPlugin(os.Getenv))) }
@@ -22,7 +23,7 @@ func newPlugin(getenv func(string) string) pluginkit.Plugin {
 	// A bad value is reported by Preflight (serving) or by inspect, never
 	// by --manifest, which must work with a scrubbed environment.
 	cfg, cfgErr := config.FromEnv(getenv)
-	svc := queue.New(queue.Options{Config: cfg})
+	svc := queue.New(queue.Options{Rules: cfg.Rules, Open: backend.Opener(cfg)})
 	mux := pluginkit.NewMux()
 	svc.Register(mux)
 	return pluginkit.Plugin{

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/queue"
 )
 
 func TestFromEnv(t *testing.T) {
@@ -13,20 +15,20 @@ func TestFromEnv(t *testing.T) {
 		want    Config
 		wantErr string
 	}{
-		{"defaults", nil, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, TicketTTL: DefaultTicketTTL}, ""},
-		{"all set", map[string]string{EnvDBPath: " q.db ", EnvBusyTimeoutMS: "250", EnvLeaseTTLSecs: "60", EnvAuditRetention: "0"},
-			Config{DBPath: "q.db", BusyTimeout: 250 * time.Millisecond, LeaseTTL: time.Minute, TicketTTL: time.Minute}, ""},
-		{"ttl 0 is off, tickets default", map[string]string{EnvLeaseTTLSecs: "0"}, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, TicketTTL: DefaultTicketTTL}, ""},
-		{"ttl above a week: tickets default", map[string]string{EnvLeaseTTLSecs: "604801"},
-			Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, LeaseTTL: 604801 * time.Second, TicketTTL: DefaultTicketTTL}, ""},
-		{"ttl a week", map[string]string{EnvLeaseTTLSecs: "604800"},
-			Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, LeaseTTL: MaxTicketTTL, TicketTTL: MaxTicketTTL}, ""},
+		{"defaults", nil, Config{BusyTimeout: DefaultBusyTimeout, Rules: queue.Rules{AuditRetention: queue.DefaultAuditRetention, TicketTTL: queue.DefaultTicketTTL}}, ""},
+		{"all set", map[string]string{EnvDBPath: " q.db ", EnvBusyTimeoutMS: "250", queue.EnvLeaseTTLSecs: "60", queue.EnvAuditRetention: "0"},
+			Config{DBPath: "q.db", BusyTimeout: 250 * time.Millisecond, Rules: queue.Rules{LeaseTTL: time.Minute, TicketTTL: time.Minute}}, ""},
+		{"ttl 0 is off, tickets default", map[string]string{queue.EnvLeaseTTLSecs: "0"}, Config{BusyTimeout: DefaultBusyTimeout, Rules: queue.Rules{AuditRetention: queue.DefaultAuditRetention, TicketTTL: queue.DefaultTicketTTL}}, ""},
+		{"ttl above a week: tickets default", map[string]string{queue.EnvLeaseTTLSecs: "604801"},
+			Config{BusyTimeout: DefaultBusyTimeout, Rules: queue.Rules{AuditRetention: queue.DefaultAuditRetention, LeaseTTL: 604801 * time.Second, TicketTTL: queue.DefaultTicketTTL}}, ""},
+		{"ttl a week", map[string]string{queue.EnvLeaseTTLSecs: "604800"},
+			Config{BusyTimeout: DefaultBusyTimeout, Rules: queue.Rules{AuditRetention: queue.DefaultAuditRetention, LeaseTTL: queue.MaxTicketTTL, TicketTTL: queue.MaxTicketTTL}}, ""},
 		{"busy timeout 0", map[string]string{EnvBusyTimeoutMS: "0"}, Config{}, EnvBusyTimeoutMS + " must be at least 1"},
-		{"negative ttl falls back", map[string]string{EnvLeaseTTLSecs: "-5"}, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, TicketTTL: DefaultTicketTTL}, ""},
-		{"junk ttl falls back", map[string]string{EnvLeaseTTLSecs: "30s"}, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, TicketTTL: DefaultTicketTTL}, ""},
-		{"padded ttl", map[string]string{EnvLeaseTTLSecs: " 120 "}, Config{BusyTimeout: DefaultBusyTimeout, AuditRetention: DefaultAuditRetention, LeaseTTL: 2 * time.Minute, TicketTTL: 2 * time.Minute}, ""},
-		{"negative", map[string]string{EnvAuditRetention: "-5"}, Config{}, EnvAuditRetention},
-		{"not a number", map[string]string{EnvAuditRetention: "30d"}, Config{}, EnvAuditRetention},
+		{"negative ttl falls back", map[string]string{queue.EnvLeaseTTLSecs: "-5"}, Config{BusyTimeout: DefaultBusyTimeout, Rules: queue.Rules{AuditRetention: queue.DefaultAuditRetention, TicketTTL: queue.DefaultTicketTTL}}, ""},
+		{"junk ttl falls back", map[string]string{queue.EnvLeaseTTLSecs: "30s"}, Config{BusyTimeout: DefaultBusyTimeout, Rules: queue.Rules{AuditRetention: queue.DefaultAuditRetention, TicketTTL: queue.DefaultTicketTTL}}, ""},
+		{"padded ttl", map[string]string{queue.EnvLeaseTTLSecs: " 120 "}, Config{BusyTimeout: DefaultBusyTimeout, Rules: queue.Rules{AuditRetention: queue.DefaultAuditRetention, LeaseTTL: 2 * time.Minute, TicketTTL: 2 * time.Minute}}, ""},
+		{"negative", map[string]string{queue.EnvAuditRetention: "-5"}, Config{}, queue.EnvAuditRetention},
+		{"not a number", map[string]string{queue.EnvAuditRetention: "30d"}, Config{}, queue.EnvAuditRetention},
 		{"too large", map[string]string{EnvBusyTimeoutMS: "99999999999"}, Config{}, EnvBusyTimeoutMS},
 	}
 	for _, tt := range tests {
@@ -67,7 +69,7 @@ func TestEnvDeclaresEveryVariable(t *testing.T) {
 			t.Errorf("%s: sensitive=%v description=%q", e.Name, e.Sensitive, e.Description)
 		}
 	}
-	for _, name := range []string{EnvDBPath, EnvBusyTimeoutMS, EnvLeaseTTLSecs, EnvAuditRetention} {
+	for _, name := range []string{EnvDBPath, EnvBusyTimeoutMS, queue.EnvLeaseTTLSecs, queue.EnvAuditRetention} {
 		if !declared[name] {
 			t.Errorf("%s is read but not declared in env_required (the daemon would scrub it)", name)
 		}

@@ -12,10 +12,11 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/queue"
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/sqlitestore"
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/storage"
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/wire"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/config"
-	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/queue"
-	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
-	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/wire"
 )
 
 // Report is what inspect prints; --json prints it as is.
@@ -105,13 +106,13 @@ func read(ctx context.Context, path string, auditN int, entry string) (*Report, 
 		}
 		return nil, err
 	}
-	st, err := store.Open(ctx, store.Options{Path: path, BusyTimeout: config.DefaultBusyTimeout})
+	st, err := sqlitestore.Open(ctx, sqlitestore.Options{Path: path, BusyTimeout: config.DefaultBusyTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer st.Close()
 	rep := &Report{Database: path, Entries: []wire.Entry{}, Audit: []AuditRow{}}
-	err = st.View(ctx, func(r *store.Reader) error {
+	err = st.View(ctx, func(r storage.Store) error {
 		counts, err := r.Counts(ctx, time.Now().UnixNano())
 		if err != nil {
 			return err

@@ -10,23 +10,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/sqlitestore"
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/storage"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/config"
-	"github.com/animus-plugins/animus-plugins/plugins/queue-sqlite/internal/store"
 )
 
 // seed writes a queue through the store: one pending, one assigned entry,
 // and their audit rows.
 func seed(t *testing.T, path string) {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Options{Path: path, BusyTimeout: time.Second})
+	st, err := sqlitestore.Open(context.Background(), sqlitestore.Options{Path: path, BusyTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
 	ctx := context.Background()
 	wf := "wf-9"
-	err = st.Update(ctx, func(tx *store.Tx) error {
-		for _, e := range []*store.Entry{
+	err = st.Update(ctx, func(tx storage.Store) error {
+		for _, e := range []*storage.Entry{
 			{ID: "e-1", State: "pending", SubjectKey: "TASK-1", WorkflowRef: "standard", EnqueuedAt: "2026-06-14T12:00:00+00:00",
 				Dispatch: []byte(`{"requested_at":"2026-06-14T11:00:00Z","subject":{"Task":{"id":"TASK-1"}},"trigger_source":"t","workflow_ref":"standard"}`)},
 			{ID: "e-2", State: "assigned", SubjectKey: "gh::7", WorkflowRef: "quick-fix", WorkflowID: &wf, EnqueuedAt: "2026-06-14T12:00:01+00:00",
@@ -35,12 +36,12 @@ func seed(t *testing.T, path string) {
 			if err := tx.Insert(ctx, e); err != nil {
 				return err
 			}
-			if err := tx.Record(ctx, store.Audit{EntryID: e.ID, SubjectKey: e.SubjectKey, At: e.EnqueuedAt, AtNS: 1, Method: "queue/enqueue", To: "pending"}); err != nil {
+			if err := tx.Record(ctx, storage.Audit{EntryID: e.ID, SubjectKey: e.SubjectKey, At: e.EnqueuedAt, AtNS: 1, Method: "queue/enqueue", To: "pending"}); err != nil {
 				return err
 			}
 		}
 		from, reason := "pending", "because"
-		return tx.Record(ctx, store.Audit{EntryID: "e-2", SubjectKey: "gh::7", At: "2026-06-14T12:00:02+00:00", AtNS: 2,
+		return tx.Record(ctx, storage.Audit{EntryID: "e-2", SubjectKey: "gh::7", At: "2026-06-14T12:00:02+00:00", AtNS: 2,
 			Method: "queue/lease", From: &from, To: "assigned", WorkflowID: &wf, Reason: &reason})
 	})
 	if err != nil {

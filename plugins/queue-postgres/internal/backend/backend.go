@@ -1,0 +1,78 @@
+// Package backend opens the PostgreSQL queue: the one piece of the queue
+// that is this plugin's own (the semantics are pkg/queuekit/queue's, the
+// SQL pkg/queuekit/pgstore's, the connection handling pkg/pgkit's).
+package backend
+
+import (
+	"context"
+	"errors"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/pgstore"
+	"github.com/animus-plugins/animus-plugins/pkg/queuekit/storage"
+	"github.com/animus-plugins/animus-plugins/plugins/queue-postgres/internal/config"
+)
+
+// Name is the binary's name, as the manifest and error messages say it.
+const Name = "animus-queue-postgres"
+
+// Connect returns the database handle of cfg. It does not dial: the
+// first query does, bounded by cfg.ConnectTimeout.
+func Connect(cfg config.Config) (*pgkit.DB, error) {
+	return pgkit.Open(pgkit.Options{
+		DSN:            cfg.DSN,
+		Schema:         cfg.Schema,
+		ConnectTimeout: cfg.ConnectTimeout,
+		AppName:        Name,
+	})
+}
+
+// Opener returns the queue.Options.Open of cfg. Every project a daemon
+// binds shares the one queue of the namespace: the binding is recorded
+// with each entry, not used as a key, because one project has a
+// different root on every machine.
+func Opener(cfg config.Config) func(ctx context.Context, root string) (storage.Store, error) {
+	return func(ctx context.Context, root string) (storage.Store, error) {
+		db, err := Connect(cfg)
+		if err != nil {
+			return nil, pluginkit.Unavailable("the PostgreSQL connection settings are not usable: %v", err)
+		}
+		st, err := pgstore.Open(ctx, pgstore.Options{DB: db, ProjectRoot: root, LockTimeout: cfg.LockTimeout})
+		if err == nil {
+			return st, nil
+		}
+		db.Close()
+		if errors.Is(err, pgkit.ErrNewerSchema) {
+			return nil, pluginkit.Unavailable("the queue schema %q was written by a newer %s; upgrade the plugin", cfg.Schema, Name).Wrap(err)
+		}
+		return nil, err // *storage.UnavailableError (-32205) or a storage failure
+	}
+}
+
+// Init wraps the queue's initialize hook: the DSN's password is
+// registered with the log redactor before anything can log, on top of
+// the whole DSN that pluginkit already redacts as a sensitive variable
+// (a driver error may quote the password alone).
+func Init(cfg config.Config, next func(context.Context, *pluginkit.Peer, pluginkit.InitializeParams) error) func(context.Context, *pluginkit.Peer, pluginkit.InitializeParams) error {
+	return func(ctx context.Context, peer *pluginkit.Peer, params pluginkit.InitializeParams) error {
+		if pw := pgkit.Password(cfg.DSN); pw != "" {
+			peer.AddSecret(pw)
+		}
+		return next(ctx, peer, params)
+	}
+}
+
+// Check is the plugin's Preflight: the settings parse, and the DSN is one
+// the driver accepts (parsed only, nothing dialled).
+func Check(cfg config.Config, cfgErr error) error {
+	if cfgErr != nil {
+		return cfgErr
+	}
+	db, err := Connect(cfg)
+	if err != nil {
+		return err
+	}
+	db.Close()
+	return nil
+}
