@@ -48,8 +48,11 @@ $(BIN)/animus-%: FORCE
 $(BIN)/fakeloki: FORCE
 	go build -trimpath -o $@ ./e2e/cmd/fakeloki
 
+# The demo adds its "two hosts, one queue" scene (animus-queue-postgres)
+# when scripts/postgres.sh can start a throwaway cluster; without one it
+# says the scene was skipped and runs everything else as before.
 demo: build
-	$(BIN)/animus-demo --bin $(BIN) $(DEMO_FLAGS)
+	$(PG_RUN) $(BIN)/animus-demo --bin $(BIN) $(DEMO_FLAGS)
 
 # test fails when any command it runs changed a tracked file (a go.work.sum
 # or go.mod a build rewrote, a regenerated doc): a build must never dirty
@@ -105,7 +108,7 @@ e2e-loki: $(BIN)/animus-logs-loki
 # manifests, handshakes, refused-method calls and a conformance run; see
 # tools/compat). make e2e fails when the committed matrix is stale.
 compat: build $(BIN)/animus-compat
-	$(BIN)/animus-compat --bin $(BIN) --out docs/COMPATIBILITY.md
+	$(PG_RUN) $(BIN)/animus-compat --bin $(BIN) --out docs/COMPATIBILITY.md
 
 bench: build
 	$(PG_RUN) env ANIMUS_BIN_DIR=$(BIN) go test -run '^$$' -bench . -benchtime 3s -count 1 ./e2e/bench/...

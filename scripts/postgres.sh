@@ -138,6 +138,12 @@ start() {
 	ensure_os_user
 	mkdir -p "$STATE"
 	echo "$bindir" >"$STATE/bindir"
+	# Picking a free port and binding it are two steps: clusters started
+	# at the same moment from different state directories (a test's
+	# private cluster beside the shared one) would pick the same port.
+	# One machine-wide lock covers both, released once the server listens.
+	exec 8>"${TMPDIR:-/tmp}/animus-pg-ports.lock"
+	flock -w 300 8 || { log "timed out waiting for the port lock"; return 1; }
 	local port="${ANIMUS_PG_PORT:-}"
 	if [ -z "$port" ]; then
 		port=15432
@@ -187,12 +193,14 @@ EOF
 	# -l: the server must not hold the caller's stdout (a $(…) capture
 	# would wait for it forever). The log lives in the temp directory,
 	# which animus-pg can write and the state directory may not be.
-	if ! as_owner "$bindir/pg_ctl" -D "$tmp/data" -l "$tmp/log" -w -t 60 start >&2 9>&-; then
+	if ! as_owner "$bindir/pg_ctl" -D "$tmp/data" -l "$tmp/log" -w -t 60 start >&2 9>&- 8>&-; then
+		exec 8>&-
 		log "pg_ctl start failed; log follows"
 		cat "$tmp/log" >&2 || true
 		stop_quiet
 		return 1
 	fi
+	exec 8>&-
 	if ! as_owner "$bindir/psql" -XAtq -h "$tmp/sock" -p "$port" -U "$ROLE" -d postgres \
 		-c "CREATE DATABASE $DB" >&2; then
 		log "CREATE DATABASE $DB failed"

@@ -20,4 +20,14 @@
 // process advertises "$harness/slow" and serves harness/slow {ms}: every
 // pluginkit binary does (pluginkit.HarnessEnv), and a third-party plugin
 // can opt in the same way. The others SKIP them, saying why.
+//
+// Scenarios that expect an empty store make a fresh project root (a
+// temporary directory) and bind to it, which isolates a plugin that keeps
+// its state under the root (animus-queue-sqlite). A plugin keyed by
+// something else — animus-queue-postgres keeps its queue in a database
+// namespace — gets the same isolation from Options.Isolate: called lazily
+// once per scenario, its environment (a fresh schema) overlaid on every
+// process the scenario spawns, once more for each further project the
+// scenario makes, its cleanup run when the scenario ends. The scenarios
+// do not change; the runner names no plugin.
 package conformance

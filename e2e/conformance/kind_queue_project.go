@@ -21,6 +21,10 @@ type queueProject struct {
 	dir string
 	hs  fakehost.Handshake // the queue client's: 0.6 by default, 0.7 for queue-v2
 	env map[string]string  // overlays the target's env (ANIMUS_QUEUE_LEASE_TTL_SECS)
+	// store overlays the scenario's environment with this project's own
+	// store when the target isolates stores (Target.Isolate) and the
+	// project is not the scenario's first; nil otherwise.
+	store map[string]string
 	// kill ends each call with SIGKILL once the reply is in, instead of
 	// shutdown/exit: the reply a crashed daemon never saw, or a plugin
 	// that never got to close its database.
@@ -32,7 +36,11 @@ func newQueueProject(s *Session) (*queueProject, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &queueProject{s: s, dir: dir, hs: fakehost.Handshake{Preset: fakehost.PresetQueueClient}}, nil
+	store, err := s.claimStore()
+	if err != nil {
+		return nil, err
+	}
+	return &queueProject{s: s, dir: dir, store: store, hs: fakehost.Handshake{Preset: fakehost.PresetQueueClient}}, nil
 }
 
 // spawn starts one process in the project root and completes the queue
@@ -40,15 +48,8 @@ func newQueueProject(s *Session) (*queueProject, error) {
 func (p *queueProject) spawn(ctx context.Context) (*fakehost.Host, *fakehost.InitializeResult, error) {
 	return p.s.SpawnReady(ctx, p.hs, func(c *fakehost.Config) {
 		c.Dir = p.dir
-		if len(p.env) > 0 {
-			env := map[string]string{}
-			for k, v := range p.s.Env {
-				env[k] = v
-			}
-			for k, v := range p.env {
-				env[k] = v
-			}
-			c.Env = env
+		if len(p.store) > 0 || len(p.env) > 0 {
+			c.Env = overlay(c.Env, p.store, p.env)
 		}
 	})
 }

@@ -65,7 +65,19 @@ type Target struct {
 	// (fakehost.Daemon). RunAll sets it from Options.Daemon; the zero
 	// value keeps the presets' own values.
 	Daemon fakehost.Daemon
+	// Isolate, when set, gives each scenario a store of its own
+	// (Options.Isolate); RunAll sets it.
+	Isolate IsolateFunc
 }
+
+// IsolateFunc makes one fresh, empty store for a plugin whose state is not
+// keyed by the project root it is bound to (a database namespace rather
+// than a file under the root), so that scenarios expecting an empty store
+// get one, as a fresh project root gives a file-backed plugin. env
+// overlays the target's environment for every process that uses the
+// store; cleanup (may be nil) removes it and runs when the scenario ends,
+// after its processes are gone. It may be called from several goroutines.
+type IsolateFunc func() (env map[string]string, cleanup func(), err error)
 
 // Prepare probes the manifest and runs one throw-away handshake, like the
 // official harness. An error here is a harness error (exit 2), not a FAIL.
@@ -127,7 +139,7 @@ type Result struct {
 	Status  Status        `json:"status"`
 	Reason  string        `json:"reason,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns"`
-	WireLog string        `json:"wire_log,omitempty"` // failing scenarios only
+	WireLog string        `json:"wire_log,omitempty"` // failing scenarios only, unless Options.KeepWire
 	Stderr  string        `json:"stderr,omitempty"`
 }
 
@@ -153,6 +165,17 @@ type Options struct {
 	// Daemon runs every scenario under this daemon line (Target.Daemon);
 	// the zero value leaves the target's.
 	Daemon fakehost.Daemon
+	// Isolate, when set, is called lazily once per scenario (before its
+	// first process is spawned) and its env overlaid on every process the
+	// scenario spawns; a scenario that asks for a second empty store in
+	// the same run (a queue scenario's fresh project) gets another call
+	// for it. Each store's cleanup runs when its scenario ends. The
+	// scenarios themselves do not change: for a file-backed plugin the
+	// fresh project root they make already isolates them.
+	Isolate IsolateFunc
+	// KeepWire keeps every scenario's wire log and stderr in its Result,
+	// not only a failing one's, so that two runs can be compared.
+	KeepWire bool
 }
 
 // RunAll runs the scenarios in order against t.
@@ -160,9 +183,14 @@ func RunAll(ctx context.Context, t *Target, scenarios []Scenario, o Options) Rep
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
 	}
-	if !o.Daemon.IsZero() {
-		under := *t // the caller's target keeps its own line
-		under.Daemon = o.Daemon
+	if !o.Daemon.IsZero() || o.Isolate != nil {
+		under := *t // the caller's target keeps its own line and stores
+		if !o.Daemon.IsZero() {
+			under.Daemon = o.Daemon
+		}
+		if o.Isolate != nil {
+			under.Isolate = o.Isolate
+		}
 		t = &under
 	}
 	rep := Report{Binary: t.Binary, Kind: t.Kind, Plugin: t.Manifest.Name}
@@ -173,7 +201,7 @@ func RunAll(ctx context.Context, t *Target, scenarios []Scenario, o Options) Rep
 		if o.Filter != "" && !strings.Contains(sc.ID(), o.Filter) {
 			continue
 		}
-		res := runOne(ctx, t, sc, o.Timeout)
+		res := runOne(ctx, t, sc, o.Timeout, o.KeepWire)
 		switch res.Status {
 		case Pass:
 			rep.Passed++
@@ -197,7 +225,7 @@ func RunAll(ctx context.Context, t *Target, scenarios []Scenario, o Options) Rep
 	return rep
 }
 
-func runOne(ctx context.Context, t *Target, sc Scenario, timeout time.Duration) (res Result) {
+func runOne(ctx context.Context, t *Target, sc Scenario, timeout time.Duration, keepWire bool) (res Result) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	s := &Session{Target: t}
@@ -208,7 +236,7 @@ func runOne(ctx context.Context, t *Target, sc Scenario, timeout time.Duration) 
 			res.Status, res.Reason = Fail, fmt.Sprintf("scenario panicked: %v", v)
 		}
 		res.Elapsed = time.Since(start)
-		if res.Status == Fail {
+		if res.Status == Fail || keepWire {
 			res.WireLog, res.Stderr = s.evidence()
 		}
 		s.close()

@@ -21,6 +21,82 @@ type Session struct {
 	hosts   []*fakehost.Host
 	dirs    []string
 	allowed []string
+	// The scenario's store (Target.Isolate): made on first use, overlaid
+	// on every process; cleanups run at close.
+	store     map[string]string
+	storeMade bool
+	storeUsed bool // a queue project has claimed it (claimStore)
+	cleanups  []func()
+}
+
+// env is the environment of the scenario's processes: the target's,
+// overlaid with the scenario's store when the target isolates stores.
+func (s *Session) env() (map[string]string, error) {
+	if s.Isolate == nil {
+		return s.Env, nil
+	}
+	s.mu.Lock()
+	made := s.storeMade
+	s.mu.Unlock()
+	if !made {
+		store, err := s.newStore()
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		if !s.storeMade { // another goroutine may have won
+			s.store, s.storeMade = store, true
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return overlay(s.Env, s.store), nil
+}
+
+// claimStore is for a scenario's queue projects: the first one uses the
+// scenario's store (nil overlay), every further one gets a fresh store of
+// its own, as each gets a fresh project root. Without Target.Isolate it
+// returns nil.
+func (s *Session) claimStore() (map[string]string, error) {
+	if s.Isolate == nil {
+		return nil, nil
+	}
+	s.mu.Lock()
+	first := !s.storeUsed
+	s.storeUsed = true
+	s.mu.Unlock()
+	if first {
+		return nil, nil
+	}
+	return s.newStore()
+}
+
+func (s *Session) newStore() (map[string]string, error) {
+	env, cleanup, err := s.Isolate()
+	if cleanup != nil {
+		s.mu.Lock()
+		s.cleanups = append(s.cleanups, cleanup)
+		s.mu.Unlock()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("isolated store: %w", err)
+	}
+	return env, nil
+}
+
+// overlay returns base with each of overs laid on top, in order (a new map).
+func overlay(base map[string]string, overs ...map[string]string) map[string]string {
+	out := make(map[string]string, len(base))
+	for k, v := range base {
+		out[k] = v
+	}
+	for _, o := range overs {
+		for k, v := range o {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // TempDir makes a directory (symlinks resolved, as the daemon canonicalises
@@ -44,10 +120,14 @@ func (s *Session) TempDir() (string, error) {
 // environment plus env_required, cwd a fresh temp dir), with every frame
 // validated. mutate may adjust the config.
 func (s *Session) Spawn(ctx context.Context, mutate ...func(*fakehost.Config)) (*fakehost.Host, error) {
+	env, err := s.env()
+	if err != nil {
+		return nil, err
+	}
 	cfg := fakehost.Config{
 		Binary:   s.Binary,
 		EnvMode:  fakehost.EnvDaemon,
-		Env:      s.Env,
+		Env:      env,
 		Declared: s.declared(),
 		Schemas:  s.Schemas,
 		Daemon:   s.Daemon,
@@ -138,7 +218,7 @@ func (s *Session) violations() []string {
 func (s *Session) evidence() (wire, stderr string) {
 	var w, e strings.Builder
 	for i, h := range s.hosts {
-		fmt.Fprintf(&w, "--- process %d (pid %d)\n%s", i+1, h.Pid(), h.WireLog())
+		fmt.Fprintf(&w, "--- process %d (pid %d)\n%s\n", i+1, h.Pid(), h.WireLog())
 		fmt.Fprintf(&e, "--- process %d\n%s", i+1, h.Stderr())
 	}
 	return w.String(), e.String()
@@ -150,6 +230,9 @@ func (s *Session) close() {
 	}
 	for _, d := range s.dirs {
 		os.RemoveAll(d)
+	}
+	for _, c := range s.cleanups {
+		c()
 	}
 }
 

@@ -13,13 +13,36 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
 	script "github.com/animus-plugins/animus-plugins/pkg/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the server sections of the golden scripts with what the plugins answer now")
 
+// sharedScripts lists, per script directory, the other binaries that
+// serve exactly the wire surface of animus-<dir> over a different store
+// and so must answer its scripts, unchanged, with the same golden after
+// Equivalent. store gives one script a fresh, empty store of the
+// binary's (its environment), where animus-<dir> gets a fresh project
+// root.
+var sharedScripts = map[string][]struct {
+	binary string
+	store  func(t *testing.T) map[string]string
+}{
+	"queue-sqlite": {{pgqueue.Binary, func(t *testing.T) map[string]string {
+		env := map[string]string{}
+		for _, kv := range pgqueue.New(t).Env() {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		return env
+	}}},
+}
+
 // TestGolden plays every testdata/<dir>/*.txtar against bin/animus-<dir>
-// and compares the plugin's answers with the script's golden section.
+// and compares the plugin's answers with the script's golden section; it
+// plays them again against each binary sharedScripts lists for <dir>
+// (subtests <binary>/<dir>/<script>), comparing after Equivalent.
 func TestGolden(t *testing.T) {
 	dirs, err := os.ReadDir("testdata")
 	if err != nil {
@@ -41,8 +64,20 @@ func TestGolden(t *testing.T) {
 			name := d.Name() + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				play(t, binary, file)
+				play(t, binary, file, nil)
 			})
+		}
+		for _, shared := range sharedScripts[d.Name()] {
+			for _, file := range files {
+				name := shared.binary + "/" + d.Name() + "/" + strings.TrimSuffix(filepath.Base(file), ".txtar")
+				t.Run(name, func(t *testing.T) {
+					if *update {
+						t.Skip("-update rewrites the goldens from animus-" + d.Name() + " alone")
+					}
+					t.Parallel()
+					play(t, binaries.Path(t, shared.binary), file, shared.store(t))
+				})
+			}
 		}
 	}
 	if plugins == 0 {
@@ -50,7 +85,10 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func play(t *testing.T, binary, file string) {
+// play plays file against binary. store, when non-nil, is the
+// environment of a store of the binary's own: binary is one of
+// sharedScripts, compared with the golden after Equivalent.
+func play(t *testing.T, binary, file string, store map[string]string) {
 	original, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +103,7 @@ func play(t *testing.T, binary, file string) {
 	}
 	ctx, cancel := context.WithTimeout(e2etest.Ctx(t, 2*time.Minute), time.Minute)
 	defer cancel()
-	got, h, err := Run(ctx, binary, vars(t, root, original), sc, e2etest.Schemas(t))
+	got, h, err := Run(ctx, binary, vars(t, root, original), store, sc, e2etest.Schemas(t))
 	if h != nil {
 		defer func() {
 			h.Close()
@@ -79,6 +117,13 @@ func play(t *testing.T, binary, file string) {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	if store != nil {
+		if want, got := string(script.Equivalent(sc.Server)), string(script.Equivalent(got)); got != want {
+			t.Errorf("%s: %s answers differently from the golden, after normalising plugin_info's name and description (-want +got):\n%s\nThe golden is animus-%s's: %s must serve the same behaviour.",
+				file, filepath.Base(binary), script.LineDiff(want, got), filepath.Base(filepath.Dir(file)), filepath.Base(binary))
+		}
+		return
 	}
 	if *update {
 		if err := os.WriteFile(file, sc.Format(original, got), 0o644); err != nil {

@@ -13,12 +13,24 @@ import (
 )
 
 // Run spawns binary the way the daemon does (scrubbed environment plus
-// env_required and the script's env, cwd = vars["PROJECT_ROOT"], a fresh
-// project), plays the script's client steps and returns the plugin's
-// frames, normalised, one per line, followed by how the process ended.
-// The host is returned for its wire log and stderr; the caller closes it.
-func Run(ctx context.Context, binary string, vars script.Vars, sc *script.Script, schemas *schemacheck.Set) ([]byte, *fakehost.Host, error) {
+// env_required and the script's env, overlaid with extra — a store of its
+// own for a plugin not keyed by the project root —, cwd =
+// vars["PROJECT_ROOT"], a fresh project), plays the script's client steps
+// and returns the plugin's frames, normalised, one per line, followed by
+// how the process ended. The host is returned for its wire log and
+// stderr; the caller closes it.
+func Run(ctx context.Context, binary string, vars script.Vars, extra map[string]string, sc *script.Script, schemas *schemacheck.Set) ([]byte, *fakehost.Host, error) {
 	env := sc.ExpandedEnv(vars)
+	if len(extra) > 0 {
+		merged := make(map[string]string, len(env)+len(extra))
+		for k, v := range env {
+			merged[k] = v
+		}
+		for k, v := range extra {
+			merged[k] = v
+		}
+		env = merged
+	}
 	manifest, err := fakehost.Probe(ctx, binary, fakehost.ProbeOptions{Env: env})
 	if err != nil {
 		return nil, nil, fmt.Errorf("manifest probe: %w", err)

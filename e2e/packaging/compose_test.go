@@ -109,7 +109,7 @@ func TestComposeDefects(t *testing.T) {
 			r.Compose += "\nservice:\n  x: {}\n"
 		}, `unknown top-level key "service"`},
 		{"e2e no longer waits for Loki", func(t *testing.T, r *Repo) {
-			replace(t, &r.Compose, "    depends_on:\n      ready:\n        condition: service_completed_successfully\n", "")
+			replace(t, &r.Compose, "      ready:\n        condition: service_completed_successfully\n", "")
 		}, "does not depend on loki"},
 		{"service_healthy on a service without a healthcheck", func(t *testing.T, r *Repo) {
 			replace(t, &r.Compose, "      loki:\n        condition: service_started", "      loki:\n        condition: service_healthy")
@@ -153,8 +153,35 @@ func TestComposeDefects(t *testing.T) {
 func TestComposeShortForms(t *testing.T) {
 	r := clone(loadRepo(t))
 	replace(t, &r.Compose, `command: ["make", "e2e"]`, `command: make e2e`)
-	replace(t, &r.Compose, "      LOKI_URL: http://loki:3100\n      LOKI_TENANT_ID: animus\n      VICTORIALOGS_URL: http://victorialogs:9428\n",
-		"      - LOKI_URL=http://loki:3100\n      - LOKI_TENANT_ID=animus\n      - VICTORIALOGS_URL=http://victorialogs:9428\n")
-	replace(t, &r.Compose, "      VERSION: ${VERSION:-0.0.0-dev}\n      CI: ${CI:-}\n", "      - VERSION=${VERSION:-0.0.0-dev}\n      - CI=${CI:-}\n")
+	// Every entry of the e2e service's environment mapping, in the list form.
+	const service, head = "\n  e2e:\n", "\n    environment:\n"
+	e := strings.Index(r.Compose, service)
+	j := -1
+	if e >= 0 {
+		j = strings.Index(r.Compose[e:], head)
+	}
+	if j < 0 {
+		t.Fatal("docker-compose.e2e.yml: no e2e environment block")
+	}
+	i := e + j + len(head)
+	var block, list strings.Builder
+	n := 0
+	for _, l := range strings.SplitAfter(r.Compose[i:], "\n") {
+		k, v, ok := strings.Cut(strings.TrimPrefix(l, "      "), ": ")
+		if !strings.HasPrefix(l, "      ") || strings.HasPrefix(l, "       ") || !ok {
+			break
+		}
+		block.WriteString(l)
+		v = strings.TrimSuffix(v, "\n")
+		if uq := strings.Trim(v, `"`); len(uq) == len(v)-2 {
+			v = uq
+		}
+		list.WriteString("      - " + k + "=" + v + "\n")
+		n++
+	}
+	if n < 3 {
+		t.Fatalf("docker-compose.e2e.yml: the e2e environment has %d entries, want LOKI_URL, VERSION, CI and more", n)
+	}
+	r.Compose = r.Compose[:i] + list.String() + r.Compose[i+block.Len():]
 	wantClean(t, CheckCompose(r))
 }

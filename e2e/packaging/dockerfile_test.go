@@ -59,8 +59,8 @@ func TestDockerfileDefects(t *testing.T) {
 			replace(t, &r.Dockerfile, "COPY --from=build /src/main/bin/animus-queue-sqlite", "COPY --from=builder /src/main/bin/animus-queue-sqlite")
 		}, "COPY --from=builder: no earlier stage"},
 		{"COPY of a binary make build does not build", func(t *testing.T, r *Repo) {
-			replace(t, &r.Dockerfile, copyQueue, strings.ReplaceAll(copyQueue, "queue-sqlite", "queue-postgres"))
-		}, "builds no animus-queue-postgres"},
+			replace(t, &r.Dockerfile, copyQueue, strings.ReplaceAll(copyQueue, "queue-sqlite", "queue-redis"))
+		}, "builds no animus-queue-redis"},
 		{"COPY from outside the build stage's bin/", func(t *testing.T, r *Repo) {
 			replace(t, &r.Dockerfile, "/src/main/bin/animus-queue-sqlite /usr", "/src/main/out/animus-queue-sqlite /usr")
 		}, "only /src/main/bin/<binary>"},

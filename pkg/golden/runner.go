@@ -46,6 +46,14 @@ type RunOptions struct {
 	// Vars adds a plugin's own placeholders (a fake backend's URL) to the
 	// standard ones, for the script it is given.
 	Vars func(t *testing.T, script []byte) Vars
+	// Env overlays the script's environment, per script: a store of its
+	// own for a plugin whose state is not keyed by the project root (a
+	// PostgreSQL namespace).
+	Env func(t *testing.T) map[string]string
+	// Equivalent, when set, rewrites both the golden and the answers
+	// before they are compared: for a plugin playing another plugin's
+	// scripts (Equivalent), the names that differ by design.
+	Equivalent func([]byte) []byte
 }
 
 // RunScripts plays every *.txtar in scriptDir against the plugin built by
@@ -89,6 +97,11 @@ func runScript(t *testing.T, file string, build PluginFunc, opts RunOptions) {
 		}
 	}
 	env := sc.ExpandedEnv(vars)
+	if opts.Env != nil {
+		for k, v := range opts.Env(t) {
+			env[k] = v
+		}
+	}
 	p := build(func(name string) string { return env[name] })
 	version := p.Version
 	if version == "" {
@@ -101,8 +114,12 @@ func runScript(t *testing.T, file string, build PluginFunc, opts RunOptions) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != string(sc.Server) {
+	want := sc.Server
+	if opts.Equivalent != nil {
+		want, got = opts.Equivalent(want), opts.Equivalent(got)
+	}
+	if string(got) != string(want) {
 		t.Errorf("%s: the plugin's answers in process differ from the golden (-want +got):\n%s",
-			file, LineDiff(string(sc.Server), string(got)))
+			file, LineDiff(string(want), string(got)))
 	}
 }

@@ -36,6 +36,13 @@ func DaemonLines(dir string) []DaemonLine {
 			{line06, "written against", "queue protocol 0.3.2: one process per call, the dispatch tick with workflow_ids and exclude_subjects, the completion reconcilers, v0.5.0's `repo_scope: \"\"` handshake", "queue.md §§1–6; plugins/queue-sqlite/README.md"},
 			{line07, "written against", "queue protocol 0.4.0: from 0.7.0-rc.34 the daemon refuses a queue that fails its gate; the six `queue/v2/*` methods beside the old-style ones the 0.7 daemon and CLI still call, one process per call", "queue-v2.md §§1, 4; plugins/queue-sqlite/README.md"},
 		}
+	case "queue-postgres":
+		// The same wire surface as queue-sqlite (both serve
+		// pkg/queuekit/queue), so the same callers on each line.
+		return []DaemonLine{
+			{line06, "written against", "queue protocol 0.3.2 exactly as animus-queue-sqlite serves it (pkg/queuekit/queue): one process per call, the dispatch tick with workflow_ids and exclude_subjects, the completion reconcilers; the queue is the namespace `ANIMUS_QUEUE_PG_SCHEMA`, shared by daemons on several machines", "queue.md §§1–6; e2e/queuepostgres"},
+			{line07, "written against", "queue protocol 0.4.0 exactly as animus-queue-sqlite serves it: the gate from 0.7.0-rc.34, the six `queue/v2/*` methods beside the old-style ones, one process per call, leases handed out with SKIP LOCKED", "queue-v2.md §§1, 4; e2e/queuepostgres"},
+		}
 	case "durable-sqlite":
 		return []DaemonLine{
 			{line06, "written against", "durable protocol 0.1.0 (animus-protocol v0.5.10) and its one real caller, the agent runner's recording fence", "durable.md §5"},

@@ -28,7 +28,7 @@ const SourceREADME = "README"
 func Differences() []Difference {
 	var out []Difference
 	for _, group := range [][]Difference{
-		subjectDifferences(), queueDifferences(), durableDifferences(),
+		subjectDifferences(), queueDifferences(), queuePostgresDifferences(), durableDifferences(),
 		notifierDifferences(), triggerDifferences(), lokiDifferences(), transportDifferences(),
 	} {
 		out = append(out, group...)
@@ -94,6 +94,19 @@ func subjectDifferences() []Difference {
 		{p, "subject.md §7.6", "| Sloppy error categories |",
 			"errors carry the right code and `data.category` (`not_found`, `invalid_request`, `unavailable`)",
 			"the daemon and the runner branch on codes and categories: only `-32601` moves the runner's fallback on (subject.md §3.2, §3.4)"},
+	}
+}
+
+// queuePostgresDifferences: animus-queue-postgres answers exactly as
+// animus-queue-sqlite does (e2e/queuepostgres TestParity, e2e/golden), so
+// its differences from the references are queue-sqlite's; what sets it
+// apart from the Postgres reference is listed here.
+func queuePostgresDifferences() []Difference {
+	const p = "queue-postgres"
+	return []Difference{
+		{p, "queue.md §1.4", "[pg]: ignores the binding (store keyed by `DATABASE_URL`).",
+			"the queue is keyed by the namespace `ANIMUS_QUEUE_PG_SCHEMA` in the database `ANIMUS_QUEUE_PG_DSN` names, not by the project root; like animus-queue-sqlite, a process initialised without `project_binding` answers `-32207` to every queue method",
+			"daemons on several machines share one queue through the namespace, and the wire answers stay animus-queue-sqlite's so that either binary can serve a daemon"},
 	}
 }
 

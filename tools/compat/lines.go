@@ -94,7 +94,11 @@ func measureLines(ctx context.Context, p Plugin, bin string, env map[string]stri
 			lr.NotRun = "the daemon refuses to use the plugin (gate)"
 		default:
 			v2 := ml.line == line07 && p.Kind == "queue"
-			if lr.Conformance, err = runConformance(ctx, target, scenariosUnder(target, v2), ml.daemon, log); err != nil {
+			var isolate conformance.IsolateFunc
+			if p.Isolate != nil {
+				isolate = p.Isolate(env)
+			}
+			if lr.Conformance, err = runConformance(ctx, target, scenariosUnder(target, v2), ml.daemon, isolate, log); err != nil {
 				return nil, err
 			}
 		}

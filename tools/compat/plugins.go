@@ -3,10 +3,13 @@ package compat
 import (
 	"context"
 	"fmt"
+	"os"
 
+	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeslack"
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit/scratch"
 )
 
 // Plugin is one row of the matrix: a directory under plugins/ and how to
@@ -28,6 +31,11 @@ type Plugin struct {
 	Upstream func(ctx context.Context) (env map[string]string, stop func(), err error)
 	// UpstreamNote says in the matrix what Upstream provides.
 	UpstreamNote string
+	// Isolate, when set, gives every conformance scenario a store of its
+	// own (conformance.Options.Isolate) in what Upstream's env points at:
+	// for a plugin keyed by a database namespace rather than the bound
+	// project root, as the plugin's e2e TestConformance does.
+	Isolate func(env map[string]string) conformance.IsolateFunc
 }
 
 // Binary is the file name of the plugin's binary.
@@ -36,12 +44,15 @@ func (p Plugin) Binary() string { return "animus-" + p.Dir }
 // Name is the manifest name the binary is expected to report.
 func (p Plugin) Name() string { return p.Binary() }
 
-// Plugins lists the seven plugins in the order of the root README's table.
+// Plugins lists the eight plugins in the order of the root README's table.
 // A test fails when a directory under plugins/ is missing here.
 func Plugins() []Plugin {
 	return []Plugin{
 		{Dir: "subject-sqlite", Kind: "subject_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon},
 		{Dir: "queue-sqlite", Kind: "queue", Preset: fakehost.PresetQueueClient, Ladder: fakehost.LadderDaemon},
+		{Dir: "queue-postgres", Kind: "queue", Preset: fakehost.PresetQueueClient, Ladder: fakehost.LadderDaemon,
+			Upstream: postgresUpstream, Isolate: postgresIsolate,
+			UpstreamNote: "the PostgreSQL cluster `scripts/postgres.sh run` provides (`" + envPGTestDSN + "`), a fresh schema (`ANIMUS_QUEUE_PG_SCHEMA`) per scenario"},
 		{Dir: "durable-sqlite", Kind: "durable_store", Preset: fakehost.PresetDurableClient, Ladder: fakehost.LadderDaemon},
 		{Dir: "notifier-webhook", Kind: "notifier", Preset: fakehost.PresetNotifier, Ladder: fakehost.LadderDaemon,
 			UpstreamNote: "its suite starts its own 127.0.0.1 webhook receiver"},
@@ -82,4 +93,56 @@ func lokiUpstream(context.Context) (map[string]string, func(), error) {
 		return nil, nil, fmt.Errorf("fake loki: %w", err)
 	}
 	return map[string]string{"LOKI_URL": fake.URL()}, fake.Close, nil
+}
+
+// envPGTestDSN is the cluster scripts/postgres.sh run exports (the
+// variable pkg/pgkit/pgtest reads; not imported, to keep package testing
+// out of the command).
+const envPGTestDSN = "ANIMUS_PG_TEST_DSN"
+
+// The queue-postgres plugin's environment (its manifest's env_required).
+const (
+	envQueuePGDSN    = "ANIMUS_QUEUE_PG_DSN"
+	envQueuePGSchema = "ANIMUS_QUEUE_PG_SCHEMA"
+)
+
+// postgresUpstream mirrors e2e/queuepostgres's TestConformance: the
+// database of $ANIMUS_PG_TEST_DSN and a schema of its own for the probe and
+// the handshakes, dropped at stop. Without a cluster the row cannot be
+// measured, and says how to get one: `make compat` and the staleness test
+// must run under scripts/postgres.sh run (make e2e does).
+func postgresUpstream(context.Context) (map[string]string, func(), error) {
+	dsn := os.Getenv(envPGTestDSN)
+	if dsn == "" {
+		return nil, nil, fmt.Errorf("animus-queue-postgres needs PostgreSQL: no $%s; run under `scripts/postgres.sh run -- …` (e.g. scripts/postgres.sh run -- make compat)", envPGTestDSN)
+	}
+	env := map[string]string{envQueuePGDSN: dsn}
+	schema, drop, err := freshSchema(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	env[envQueuePGSchema] = schema
+	return env, drop, nil
+}
+
+// postgresIsolate gives each scenario a fresh schema in env's database.
+func postgresIsolate(env map[string]string) conformance.IsolateFunc {
+	return func() (map[string]string, func(), error) {
+		schema, drop, err := freshSchema(env[envQueuePGDSN])
+		if err != nil {
+			return nil, nil, err
+		}
+		return map[string]string{envQueuePGSchema: schema}, drop, nil
+	}
+}
+
+// freshSchema creates an empty schema compat_<16 hex digits> (the plugin
+// would create it on first use too; creating it here proves the database
+// answers) and returns the function that drops it.
+func freshSchema(dsn string) (string, func(), error) {
+	name, drop, err := scratch.NewSchema(context.Background(), dsn, "compat")
+	if err != nil {
+		return "", nil, fmt.Errorf("PostgreSQL at $%s: %w", envPGTestDSN, err)
+	}
+	return name, func() { _ = drop() }, nil
 }

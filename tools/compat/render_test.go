@@ -13,7 +13,7 @@ import (
 // sampleMatrix is a matrix as Generate would build it for one measured
 // queue plugin and one missing binary.
 func sampleMatrix(version string) *Matrix {
-	queue, loki := Plugins()[1], Plugins()[5]
+	queue, loki := pluginByDir("queue-sqlite"), pluginByDir("logs-loki")
 	init := &fakehost.InitializeResult{
 		ProtocolVersion: "1.1.0",
 		Capabilities:    fakehost.PluginCapabilities{Methods: []string{"queue/enqueue", "health/check", "queue/extra"}, Cancellation: true},
@@ -49,6 +49,17 @@ func sampleMatrix(version string) *Matrix {
 			{Plugin: loki, Missing: "bin/animus-logs-loki is not built (`make build`)", Lines: DaemonLines(loki.Dir), Differences: DifferencesOf(loki.Dir)},
 		},
 	}
+}
+
+// pluginByDir is the Plugins row of plugins/<dir> (the zero Plugin when
+// there is none, which the content checks then report).
+func pluginByDir(dir string) Plugin {
+	for _, p := range Plugins() {
+		if p.Dir == dir {
+			return p
+		}
+	}
+	return Plugin{}
 }
 
 func render(t *testing.T, m *Matrix) string {

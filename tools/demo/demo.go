@@ -136,12 +136,18 @@ type Options struct {
 	// it once as each line (fakehost.Daemons: 0.6, then 0.7).
 	Daemons  []fakehost.Daemon
 	Sessions bool // the per-plugin sessions (Scripts)
+	// PgHosts runs the scene "two hosts, one queue" (RunPgHosts) after
+	// the story, against PostgreSQL at PgDSN; without a DSN one line says
+	// it was skipped and why.
+	PgHosts bool
+	PgDSN   string
 }
 
-// RunAll is `make demo`: the story as each daemon line, then every
-// plugin's session.
+// RunAll is `make demo`: the story as each daemon line, the two-hosts
+// scene when $ANIMUS_PG_TEST_DSN names a PostgreSQL, then every plugin's
+// session.
 func RunAll(ctx context.Context, binDir string, w io.Writer) error {
-	return Run(ctx, binDir, w, Options{Story: true, Sessions: true})
+	return Run(ctx, binDir, w, Options{Story: true, Sessions: true, PgHosts: true, PgDSN: PgHostsDSN()})
 }
 
 // Run runs what o selects against the binaries in binDir. It returns an
@@ -158,6 +164,13 @@ func Run(ctx context.Context, binDir string, w io.Writer, o Options) error {
 			if _, err := RunStory(ctx, binDir, w, line); err != nil {
 				errs = append(errs, fmt.Errorf("story as the %s daemon: %w", line, err))
 			}
+		}
+	}
+	if o.PgHosts {
+		if o.PgDSN == "" {
+			PgHostsSkipped(w)
+		} else if _, err := RunPgHosts(ctx, binDir, w, PgHostsOptions{DSN: o.PgDSN}); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if o.Sessions {

@@ -3,6 +3,7 @@ package dist
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -16,16 +17,26 @@ type Description struct {
 	Init     *fakehost.InitializeResult
 }
 
+// describeEnv is, per binary, the environment its handshake is spawned
+// with: settings the plugin refuses to start serving without, pointing
+// nowhere. The generic handshake opens nothing (animus-queue-postgres
+// only parses its DSN before initialize and dials on the first queue
+// call), so no service needs to exist; `--manifest` still runs with none.
+var describeEnv = map[string]map[string]string{
+	"animus-queue-postgres": {"ANIMUS_QUEUE_PG_DSN": "postgres://animus-dist.invalid/animus"},
+}
+
 // Describe probes binary the way the daemon does (`--manifest` with a
-// scrubbed environment, then a spawn and the generic host's handshake) and
-// checks that the two answers agree with each other and with wantVersion.
-// An empty wantVersion skips the version check.
+// scrubbed environment, then a spawn and the generic host's handshake,
+// with describeEnv's settings) and checks that the two answers agree with
+// each other and with wantVersion. An empty wantVersion skips the version
+// check.
 func Describe(ctx context.Context, binary, wantVersion string) (*Description, error) {
 	m, err := fakehost.Probe(ctx, binary, fakehost.ProbeOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", binary, err)
 	}
-	h, err := fakehost.Start(ctx, fakehost.Config{Binary: binary, Declared: m.EnvNames()})
+	h, err := fakehost.Start(ctx, fakehost.Config{Binary: binary, Declared: m.EnvNames(), Env: describeEnv[filepath.Base(binary)]})
 	if err != nil {
 		return nil, fmt.Errorf("%s: spawn: %w", binary, err)
 	}

@@ -29,10 +29,23 @@ func RequireAllPass(t testing.TB, binary string, env map[string]string) conforma
 // one to the other. It returns the reports in that order.
 func RequireAllPassEveryDaemon(t *testing.T, binary string, env map[string]string) []conformance.Report {
 	t.Helper()
+	return RequireAllPassEveryDaemonIsolated(t, binary, env, nil)
+}
+
+// RequireAllPassEveryDaemonIsolated is RequireAllPassEveryDaemon for a
+// plugin whose store is not keyed by the project root (a database
+// namespace): isolate (conformance.Options.Isolate) gives every scenario,
+// and every further project a scenario makes, a fresh store, as a fresh
+// project root does for a file-backed plugin. env holds what every
+// process needs whatever its store (the database's address); it is also
+// the environment of the manifest probe and the preliminary handshake. A
+// nil isolate is RequireAllPassEveryDaemon.
+func RequireAllPassEveryDaemonIsolated(t *testing.T, binary string, env map[string]string, isolate conformance.IsolateFunc) []conformance.Report {
+	t.Helper()
 	var reps []conformance.Report
 	for _, daemon := range fakehost.Daemons() {
 		t.Run("daemon-"+daemon.String(), func(t *testing.T) {
-			reps = append(reps, RequireAllPassUnder(t, daemon, binary, env))
+			reps = append(reps, requireAllPass(t, binary, env, conformance.Options{Daemon: daemon, Isolate: isolate}))
 		})
 	}
 	return reps
@@ -42,11 +55,16 @@ func RequireAllPassEveryDaemon(t *testing.T, binary string, env map[string]strin
 // spawned under daemon's handshakes (conformance.Options.Daemon).
 func RequireAllPassUnder(t testing.TB, daemon fakehost.Daemon, binary string, env map[string]string) conformance.Report {
 	t.Helper()
+	return requireAllPass(t, binary, env, conformance.Options{Daemon: daemon})
+}
+
+func requireAllPass(t testing.TB, binary string, env map[string]string, o conformance.Options) conformance.Report {
+	t.Helper()
 	var kind string
 	rep := run(t, binary, "", env, 3*time.Minute, func(target *conformance.Target) []conformance.Scenario {
 		kind = target.Kind
 		return conformance.ScenariosFor(target)
-	}, conformance.Options{Daemon: daemon})
+	}, o)
 	own := 0
 	for _, r := range rep.Results {
 		if !strings.HasPrefix(r.ID, "generic/") {

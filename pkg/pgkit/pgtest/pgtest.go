@@ -2,8 +2,6 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit/scratch"
 )
 
 // Environment variables scripts/postgres.sh run exports.
@@ -57,31 +57,16 @@ func Connect(t testing.TB, dsn string) *pgx.Conn {
 // each other's tables.
 func Schema(t testing.TB, dsn string) string {
 	t.Helper()
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	name := "t_" + hex.EncodeToString(b[:])
-	if err := exec1(dsn, "CREATE SCHEMA "+name); err != nil {
-		t.Fatalf("pgtest: create schema: %v", err)
+	name, drop, err := scratch.NewSchema(context.Background(), dsn, "t")
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
 	}
 	t.Cleanup(func() {
-		// A fresh connection: the test may have restarted the server.
-		if err := exec1(dsn, "DROP SCHEMA IF EXISTS "+name+" CASCADE"); err != nil {
-			t.Errorf("pgtest: drop schema %s: %v", name, err)
+		if err := drop(); err != nil {
+			t.Errorf("pgtest: %v", err)
 		}
 	})
 	return name
-}
-
-func exec1(dsn, sql string, args ...any) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return err
-	}
-	defer c.Close(context.Background())
-	_, err = c.Exec(ctx, sql, args...)
-	return err
 }
 
 // EnvExternal set to 1 says the test server is not ours to start or

@@ -149,6 +149,9 @@ func (s *Store) unavailable(err error) error {
 		return &storage.UnavailableError{Err: err, Reason: fmt.Sprintf(
 			"queue lock acquisition failed: another process held the queue for longer than the lock timeout (%v); retry", s.lockTimeout)}
 	}
+	if errors.Is(err, pgkit.ErrCommitUnknown) {
+		return &storage.UnavailableError{Err: err, Reason: "queue database connection lost while committing: the call may have taken effect; retry"}
+	}
 	if pgkit.IsUnavailable(err) {
 		return &storage.UnavailableError{Err: err, Reason: "queue database unavailable: cannot reach PostgreSQL; retry"}
 	}

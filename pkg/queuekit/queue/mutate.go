@@ -92,6 +92,7 @@ func (s *Service) reorder(ctx context.Context, req wire.ReorderRequest) (wire.Re
 	const method = "queue/reorder"
 	var resp wire.ReorderResponse
 	err := s.update(ctx, func(tx storage.Store) error {
+		resp = wire.ReorderResponse{} // a backend may run fn again
 		named, last, err := namedEntries(ctx, tx, req.EntryIDs)
 		if err != nil || len(named) == 0 {
 			return err

@@ -35,11 +35,12 @@ func (s *Store) PruneAudit(ctx context.Context, cutoffNS int64, limit int) error
 	return nil
 }
 
+const auditColumns = `seq, entry_id, subject_key, at, at_ns, method, from_status, to_status, workflow_id, reason`
+
 // AuditTrail returns the last limit transitions, oldest first: of one entry
 // when entryID is set, else of the whole queue.
 func (s *Store) AuditTrail(ctx context.Context, entryID string, limit int) ([]storage.Audit, error) {
-	q := `SELECT seq, entry_id, subject_key, at, at_ns, method, from_status, to_status, workflow_id, reason
-		FROM audit`
+	q := `SELECT ` + auditColumns + ` FROM audit`
 	args := []any{}
 	if entryID != "" {
 		q += ` WHERE entry_id = ?`
@@ -50,22 +51,28 @@ func (s *Store) AuditTrail(ctx context.Context, entryID string, limit int) ([]st
 	if err != nil {
 		return nil, fmt.Errorf("store: audit trail: %w", err)
 	}
-	defer rows.Close()
-	var out []storage.Audit
-	for rows.Next() {
-		var a storage.Audit
-		var from, wf, reason sql.NullString
-		if err := rows.Scan(&a.Seq, &a.EntryID, &a.SubjectKey, &a.At, &a.AtNS, &a.Method, &from, &a.To, &wf, &reason); err != nil {
-			return nil, fmt.Errorf("store: audit trail: %w", err)
-		}
-		a.From, a.WorkflowID, a.Reason = str(from), str(wf), str(reason)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := collectAudit(rows)
+	if err != nil {
 		return nil, fmt.Errorf("store: audit trail: %w", err)
 	}
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]
 	}
 	return out, nil
+}
+
+// collectAudit reads audit rows selected as auditColumns.
+func collectAudit(rows *sql.Rows) ([]storage.Audit, error) {
+	defer rows.Close()
+	var out []storage.Audit
+	for rows.Next() {
+		var a storage.Audit
+		var from, wf, reason sql.NullString
+		if err := rows.Scan(&a.Seq, &a.EntryID, &a.SubjectKey, &a.At, &a.AtNS, &a.Method, &from, &a.To, &wf, &reason); err != nil {
+			return nil, err
+		}
+		a.From, a.WorkflowID, a.Reason = str(from), str(wf), str(reason)
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }

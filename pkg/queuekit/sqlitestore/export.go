@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/animus-plugins/animus-plugins/pkg/queuekit/storage"
@@ -46,47 +45,26 @@ func exportEntries(ctx context.Context, q sqlitex.Querier) ([]*storage.Entry, er
 }
 
 func exportAudit(ctx context.Context, q sqlitex.Querier) ([]storage.Audit, error) {
-	rows, err := q.QueryContext(ctx, `SELECT seq, entry_id, subject_key, at, at_ns, method, from_status,
-		to_status, workflow_id, reason FROM audit ORDER BY seq`)
+	rows, err := q.QueryContext(ctx, `SELECT `+auditColumns+` FROM audit ORDER BY seq`)
 	if err != nil {
 		return nil, fmt.Errorf("audit: %w", err)
 	}
-	defer rows.Close()
-	var out []storage.Audit
-	for rows.Next() {
-		var a storage.Audit
-		var from, wf, reason sql.NullString
-		if err := rows.Scan(&a.Seq, &a.EntryID, &a.SubjectKey, &a.At, &a.AtNS, &a.Method, &from, &a.To, &wf, &reason); err != nil {
-			return nil, fmt.Errorf("audit: %w", err)
-		}
-		a.From, a.WorkflowID, a.Reason = str(from), str(wf), str(reason)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return collectAudit(rows)
 }
 
 func exportFinished(ctx context.Context, q sqlitex.Querier) ([]storage.FinishedRow, error) {
-	rows, err := q.QueryContext(ctx, `SELECT entry_id, subject_key, qualified_id, subject_generation,
-		workflow_id, workflow_generation, lease_owner, lease_generation, lease_expires_at, repo_url,
-		repo_base_ref, repo_head_ref, outcome, finished_at, finished_by FROM finished_entries ORDER BY entry_id`)
+	rows, err := q.QueryContext(ctx, `SELECT `+finishedColumns+` FROM finished_entries ORDER BY entry_id`)
 	if err != nil {
 		return nil, fmt.Errorf("finished entries: %w", err)
 	}
 	defer rows.Close()
 	var out []storage.FinishedRow
 	for rows.Next() {
-		var (
-			f                                    storage.FinishedRow
-			subjGen, wfGen                       sql.NullInt64
-			qid, wf, owner, exp, url, base, head sql.NullString
-		)
-		if err := rows.Scan(&f.ID, &f.SubjectKey, &qid, &subjGen, &wf, &wfGen, &owner, &f.LeaseGeneration,
-			&exp, &url, &base, &head, &f.Outcome, &f.FinishedAt, &f.FinishedBy); err != nil {
+		f, err := scanFinished(rows.Scan)
+		if err != nil {
 			return nil, fmt.Errorf("finished entries: %w", err)
 		}
-		f.QualifiedID, f.SubjectGeneration, f.WorkflowID, f.WorkflowGeneration = str(qid), i64(subjGen), str(wf), i64(wfGen)
-		f.LeaseOwner, f.LeaseExpiresAt, f.RepoURL, f.RepoBaseRef, f.RepoHeadRef = str(owner), str(exp), str(url), str(base), str(head)
-		out = append(out, f)
+		out = append(out, *f)
 	}
 	return out, rows.Err()
 }

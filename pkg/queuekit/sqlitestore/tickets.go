@@ -14,10 +14,8 @@ import (
 // methods need. The rules live in the queue package.
 
 const (
-	finishColumns = `(entry_id, subject_key, qualified_id, subject_generation, workflow_id,
-		workflow_generation, lease_owner, lease_generation, lease_expires_at, repo_url,
-		repo_base_ref, repo_head_ref, outcome, finished_at, finished_by)`
-	finishSelect = `entry_id, subject_key, qualified_id, subject_generation, workflow_id,
+	finishColumns = `(` + finishedColumns + `)`
+	finishSelect  = `entry_id, subject_key, qualified_id, subject_generation, workflow_id,
 		workflow_generation, lease_owner, lease_generation, lease_expires_at, repo_url,
 		repo_base_ref, repo_head_ref`
 )
@@ -35,27 +33,36 @@ func (s *Store) Finish(ctx context.Context, id, outcome, at, by string) error {
 	return s.Delete(ctx, id)
 }
 
-// GetFinished returns the finished record of an entry, or nil.
-func (s *Store) GetFinished(ctx context.Context, id string) (*storage.Finished, error) {
+const finishedColumns = `entry_id, subject_key, qualified_id, subject_generation, workflow_id,
+	workflow_generation, lease_owner, lease_generation, lease_expires_at, repo_url, repo_base_ref,
+	repo_head_ref, outcome, finished_at, finished_by`
+
+// scanFinished reads one finished_entries row selected as finishedColumns.
+func scanFinished(scan func(dest ...any) error) (*storage.FinishedRow, error) {
 	var (
-		f                                    storage.Finished
+		f                                    storage.FinishedRow
 		subjGen, wfGen                       sql.NullInt64
 		qid, wf, owner, exp, url, base, head sql.NullString
 	)
-	err := s.q.QueryRowContext(ctx, `SELECT entry_id, qualified_id, subject_generation, workflow_id,
-		workflow_generation, lease_owner, lease_generation, lease_expires_at, repo_url, repo_base_ref,
-		repo_head_ref, outcome, finished_by FROM finished_entries WHERE entry_id = ?`, id).Scan(
-		&f.ID, &qid, &subjGen, &wf, &wfGen, &owner, &f.LeaseGeneration, &exp, &url, &base, &head,
-		&f.Outcome, &f.FinishedBy)
+	if err := scan(&f.ID, &f.SubjectKey, &qid, &subjGen, &wf, &wfGen, &owner, &f.LeaseGeneration,
+		&exp, &url, &base, &head, &f.Outcome, &f.FinishedAt, &f.FinishedBy); err != nil {
+		return nil, err
+	}
+	f.QualifiedID, f.SubjectGeneration, f.WorkflowID, f.WorkflowGeneration = str(qid), i64(subjGen), str(wf), i64(wfGen)
+	f.LeaseOwner, f.LeaseExpiresAt, f.RepoURL, f.RepoBaseRef, f.RepoHeadRef = str(owner), str(exp), str(url), str(base), str(head)
+	return &f, nil
+}
+
+// GetFinished returns the finished record of an entry, or nil.
+func (s *Store) GetFinished(ctx context.Context, id string) (*storage.Finished, error) {
+	f, err := scanFinished(s.q.QueryRowContext(ctx, `SELECT `+finishedColumns+` FROM finished_entries WHERE entry_id = ?`, id).Scan)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: get finished: %w", err)
 	}
-	f.QualifiedID, f.SubjectGeneration, f.WorkflowID, f.WorkflowGeneration = str(qid), i64(subjGen), str(wf), i64(wfGen)
-	f.LeaseOwner, f.LeaseExpiresAt, f.RepoURL, f.RepoBaseRef, f.RepoHeadRef = str(owner), str(exp), str(url), str(base), str(head)
-	return &f, nil
+	return &f.Finished, nil
 }
 
 // GetBinding returns the binding of key, or nil.

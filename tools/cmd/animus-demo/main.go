@@ -1,9 +1,11 @@
 // Command animus-demo runs the narrated demo (`make demo`): first the
 // end-to-end story, one realistic flow through all seven plugins, once as
 // an Animus 0.6 daemon and once as a 0.7 daemon (whose queue steps go
-// through queue/v2), then every built plugin's own session, each driven
-// through the fake host as the Animus daemon drives it, with its frames
-// printed.
+// through queue/v2), then, when PostgreSQL is at hand ($ANIMUS_PG_TEST_DSN
+// or --pg-dsn), the scene "two hosts, one queue" (two 0.7 daemons sharing
+// animus-queue-postgres), then every built plugin's own session, each
+// driven through the fake host as the Animus daemon drives it, with its
+// frames printed.
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,8 +28,13 @@ func main() {
 	story := flag.Bool("story", true, "run the end-to-end story across all seven plugins")
 	daemon := flag.String("daemon", "", "run the story only as this daemon line (0.6 or 0.7); default: as each, in turn")
 	sessions := flag.Bool("sessions", true, "run each plugin's own narrated session after the story")
+	pgDSN := flag.String("pg-dsn", "", "PostgreSQL for the scene \"two hosts, one queue\" (animus-queue-postgres), run after the story (default $"+demo.EnvPgDSN+"; without either the scene is skipped)")
 	flag.Parse()
+	if strings.TrimSpace(*pgDSN) == "" {
+		*pgDSN = demo.PgHostsDSN() // not the flag's default: -h must not print a DSN
+	}
 	var daemons []fakehost.Daemon
+	pgHosts := *story // the scene is a 0.7 daemon's: it runs with the story unless -daemon 0.6
 	if *daemon != "" {
 		line, err := fakehost.ParseDaemon(*daemon)
 		if err != nil {
@@ -34,6 +42,7 @@ func main() {
 			os.Exit(2)
 		}
 		daemons = append(daemons, line)
+		pgHosts = pgHosts && line == fakehost.Daemon07
 	}
 	abs, err := filepath.Abs(*bin)
 	if err != nil {
@@ -44,7 +53,7 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
-	if err := demo.Run(ctx, abs, os.Stdout, demo.Options{Story: *story, Daemons: daemons, Sessions: *sessions}); err != nil {
+	if err := demo.Run(ctx, abs, os.Stdout, demo.Options{Story: *story, Daemons: daemons, Sessions: *sessions, PgHosts: pgHosts, PgDSN: strings.TrimSpace(*pgDSN)}); err != nil {
 		fmt.Fprintln(os.Stderr, "animus-demo:", err)
 		os.Exit(1)
 	}
