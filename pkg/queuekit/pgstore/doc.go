@@ -45,7 +45,10 @@
 // retries must be ready for the first attempt to have committed: a v2
 // enqueue with an idempotency key replays; an enqueue without one may be
 // added twice; a lease may have handed entries out that the daemon never
-// heard of, which ticket expiry recovers as for any lost reply.
+// heard of: they stay assigned to the owner and workflow id of the lost
+// request until that fence is recovered after expiry
+// (queue/v2/lease/recover) or the entry is dropped, as for any lost reply
+// (queue-v2.md §6.9).
 //
 // # Schema
 //
