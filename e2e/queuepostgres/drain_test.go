@@ -310,7 +310,9 @@ func reconcileLost(ctx context.Context, d *daemonHost, l *ledger, ttl time.Durat
 	return n, errors.Join(errs...)
 }
 
-// looseRetry is fleet.loose retried on -32205 (reads right after a fault).
+// looseRetry calls method and decodes the answer leniently (0.3.2 reads),
+// retrying on -32205 (reads right after a fault) and failing on any other
+// error answer.
 func looseRetry(ctx context.Context, d *daemonHost, method string, params, v any) error {
 	for {
 		resp, trans, err := d.f.call(ctx, d.dir, method, params)

@@ -2,7 +2,6 @@ package queuepostgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -145,22 +144,6 @@ func (f *fleet) strict(ctx context.Context, dir, method string, params, v any) (
 		return nil, trans, fmt.Errorf("%s: %w\n%s", method, err, trans())
 	}
 	return nil, trans, nil
-}
-
-// loose is call with the answer decoded leniently (0.3.2 reads), failing
-// on any error answer.
-func (f *fleet) loose(ctx context.Context, dir, method string, params, v any) error {
-	resp, trans, err := f.call(ctx, dir, method, params)
-	if err != nil {
-		return err
-	}
-	if resp.Error != nil {
-		return fmt.Errorf("%s: error %d %s\n%s", method, resp.Error.Code, resp.Error.Message, trans())
-	}
-	if err := json.Unmarshal(resp.Result, v); err != nil {
-		return fmt.Errorf("%s: %w\n%s", method, err, trans())
-	}
-	return nil
 }
 
 // daemonHost is one simulated daemon: its machine's project root and its
