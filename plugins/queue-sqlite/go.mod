@@ -20,3 +20,5 @@ replace (
 	github.com/animus-plugins/animus-plugins/pkg/queuekit => ../../pkg/queuekit
 	github.com/animus-plugins/animus-plugins/pkg/sqlitex => ../../pkg/sqlitex
 )
+
+replace github.com/animus-plugins/animus-plugins/pkg/pgkit => ../../pkg/pgkit
