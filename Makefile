@@ -22,7 +22,7 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))
 PLUGINS := $(foreach d,$(PLUGIN_DIRS),$(BIN)/animus-$(notdir $(d))) $(BIN)/animus-example
 TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo $(BIN)/fakeloki
-MODULES := pkg/pluginkit pkg/sqlitex pkg/pgkit pkg/queuekit pkg/golden e2e e2e/fakeloki e2e/fakeslack tools examples/animus-example $(PLUGIN_DIRS)
+MODULES := pkg/pluginkit pkg/sqlitex pkg/pgkit pkg/queuekit pkg/durablekit pkg/golden e2e e2e/fakeloki e2e/fakeslack tools examples/animus-example $(PLUGIN_DIRS)
 UNIT_PKGS := $(foreach m,$(filter-out e2e tools,$(MODULES)),./$(m)/...) ./e2e/fakehost/... ./e2e/schemacheck/...
 FUZZTIME ?= 30s
 

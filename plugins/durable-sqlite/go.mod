@@ -5,10 +5,12 @@ go 1.26.0
 require (
 	github.com/animus-plugins/animus-plugins/pkg/golden v0.0.0
 	github.com/animus-plugins/animus-plugins/pkg/pluginkit v0.0.0
-	github.com/animus-plugins/animus-plugins/pkg/sqlitex v0.0.0
 )
 
+require github.com/animus-plugins/animus-plugins/pkg/sqlitex v0.0.0 // indirect
+
 require (
+	github.com/animus-plugins/animus-plugins/pkg/durablekit v0.0.0
 	github.com/mattn/go-sqlite3 v1.14.53 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 )
@@ -19,3 +21,5 @@ replace (
 )
 
 replace github.com/animus-plugins/animus-plugins/pkg/golden => ../../pkg/golden
+
+replace github.com/animus-plugins/animus-plugins/pkg/durablekit => ../../pkg/durablekit

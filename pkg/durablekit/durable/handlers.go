@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/steplog"
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/storage"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
-	"github.com/animus-plugins/animus-plugins/plugins/durable-sqlite/internal/store"
 )
 
 // maxReasonBytes bounds the stored abandon reason. A longer one is cut, not
@@ -54,8 +55,8 @@ func (s *Service) BeginStep(ctx context.Context, p BeginStepParams) (BeginStepRe
 	if err != nil {
 		return BeginStepResult{}, err
 	}
-	r, err := st.BeginStep(ctx, store.StepRequest{
-		Identity:       store.Identity{RunID: p.RunID, PhaseID: p.PhaseID, StepName: p.StepName},
+	r, err := st.BeginStep(ctx, steplog.StepRequest{
+		Identity:       storage.Identity{RunID: p.RunID, PhaseID: p.PhaseID, StepName: p.StepName},
 		IdempotencyKey: p.IdempotencyKey,
 		Payload:        payload,
 		TTL:            s.ttl(p.ReservationTTLSecs),
@@ -65,11 +66,11 @@ func (s *Service) BeginStep(ctx context.Context, p BeginStepParams) (BeginStepRe
 	}
 	out := BeginStepResult{Status: string(r.Status), StepID: r.StepID}
 	switch r.Status {
-	case store.StatusAlreadyCommitted:
+	case steplog.StatusAlreadyCommitted:
 		out.PriorOutput = r.Output
-	case store.StatusPriorError:
+	case steplog.StatusPriorError:
 		out.PriorError = r.Error
-	case store.StatusInProgress:
+	case steplog.StatusInProgress:
 		out.ReservationExpiresAt = rustjson.Time(r.ExpiresAt)
 	}
 	return out, nil
@@ -103,7 +104,7 @@ func (s *Service) CommitStep(ctx context.Context, p CommitStepParams) (AckResult
 	if err != nil {
 		return AckResult{}, err
 	}
-	if err := st.CommitStep(ctx, store.Commit{StepID: p.StepID, Outcome: *p.Outcome, Output: output, Error: stepErr}); err != nil {
+	if err := st.CommitStep(ctx, steplog.Commit{StepID: p.StepID, Outcome: *p.Outcome, Output: output, Error: stepErr}); err != nil {
 		return AckResult{}, s.wireError(ctx, err, stepRef(p.StepID))
 	}
 	return AckResult{Ack: true}, nil
@@ -192,14 +193,14 @@ func (s *Service) QueryRun(ctx context.Context, p QueryRunParams) (QueryRunResul
 // about) and never carry SQL or file paths; the cause of a backend failure
 // goes to the log and to health/check's last_error.
 func (s *Service) wireError(ctx context.Context, err error, ref string) error {
-	var nd *store.NondeterminismError
-	var be *store.BackendError
+	var nd *steplog.NondeterminismError
+	var be *storage.BackendError
 	switch {
-	case errors.Is(err, store.ErrRunNotFound):
+	case errors.Is(err, steplog.ErrRunNotFound):
 		return pluginkit.NotFound("%s: begin_workflow_run was never called for this (run_id, phase_id)", ref).WithCode(CodeRunNotFound)
-	case errors.Is(err, store.ErrStepNotFound):
+	case errors.Is(err, steplog.ErrStepNotFound):
 		return pluginkit.NotFound("%s: no reservation with this step_id (never issued, or abandoned)", ref).WithCode(CodeStepNotFound)
-	case errors.Is(err, store.ErrSuperseded):
+	case errors.Is(err, steplog.ErrSuperseded):
 		return pluginkit.Errorf(pluginkit.CategoryConflict,
 			"reservation expired: the TTL of %s ran out and another caller has reserved its idempotency key since; this holder must not commit", ref).
 			WithCode(CodeReservationExpired)

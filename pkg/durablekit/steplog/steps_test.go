@@ -1,10 +1,12 @@
-package store
+package steplog
 
 import (
 	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/storage"
 )
 
 const ttl = 5 * time.Minute
@@ -26,7 +28,7 @@ func TestBeginStepResolution(t *testing.T) {
 		{
 			name: "free key is reserved",
 			req:  req("r", "p", "s", "k", ttl), want: StatusNew,
-			rows: map[string]int{stateReserved: 1},
+			rows: map[string]int{string(storage.Reserved): 1},
 		},
 		{
 			name: "live reservation is reported, nothing created",
@@ -34,7 +36,7 @@ func TestBeginStepResolution(t *testing.T) {
 				return f.begin(req("r", "p", "s", "k", ttl)).StepID
 			},
 			req: req("r", "p", "s", "k", ttl), want: StatusInProgress, samePri: true,
-			rows: map[string]int{stateReserved: 1},
+			rows: map[string]int{string(storage.Reserved): 1},
 		},
 		{
 			name: "expired reservation is superseded by a new one",
@@ -44,7 +46,7 @@ func TestBeginStepResolution(t *testing.T) {
 				return id
 			},
 			req: req("r", "p", "s", "k", ttl), want: StatusNew,
-			rows: map[string]int{stateReserved: 1, stateSuperseded: 1},
+			rows: map[string]int{string(storage.Reserved): 1, string(storage.Superseded): 1},
 		},
 		{
 			name: "committed success is served back",
@@ -54,7 +56,7 @@ func TestBeginStepResolution(t *testing.T) {
 				return id
 			},
 			req: req("r", "p", "s", "k", ttl), want: StatusAlreadyCommitted, samePri: true, output: `{"text":"hi"}`,
-			rows: map[string]int{stateCommitted: 1},
+			rows: map[string]int{string(storage.Committed): 1},
 		},
 		{
 			name: "committed success without output has no prior_output",
@@ -64,7 +66,7 @@ func TestBeginStepResolution(t *testing.T) {
 				return id
 			},
 			req: req("r", "p", "s", "k", ttl), want: StatusAlreadyCommitted, samePri: true,
-			rows: map[string]int{stateCommitted: 1},
+			rows: map[string]int{string(storage.Committed): 1},
 		},
 		{
 			name: "committed error is terminal, even long after and after an abandon attempt",
@@ -79,7 +81,7 @@ func TestBeginStepResolution(t *testing.T) {
 			},
 			req: req("r", "p", "s", "k", ttl), want: StatusPriorError, samePri: true,
 			errOut: `{"code":"STEP_FAILED","message":"boom"}`,
-			rows:   map[string]int{stateCommitted: 1},
+			rows:   map[string]int{string(storage.Committed): 1},
 		},
 		{
 			name: "abandoned reservation frees the key",
@@ -91,13 +93,13 @@ func TestBeginStepResolution(t *testing.T) {
 				return id
 			},
 			req: req("r", "p", "s", "k", ttl), want: StatusNew,
-			rows: map[string]int{stateReserved: 1, stateAbandoned: 1},
+			rows: map[string]int{string(storage.Reserved): 1, string(storage.Abandoned): 1},
 		},
 		{
 			name:    "unknown run",
 			req:     req("nope", "p", "s", "k", ttl),
 			wantErr: ErrRunNotFound,
-			rows:    map[string]int{stateReserved: 0},
+			rows:    map[string]int{string(storage.Reserved): 0},
 		},
 		{
 			name: "key reused for another step name",
@@ -106,7 +108,7 @@ func TestBeginStepResolution(t *testing.T) {
 			},
 			req:     req("r", "p", "other", "k", ttl),
 			wantErr: &NondeterminismError{},
-			rows:    map[string]int{stateReserved: 1},
+			rows:    map[string]int{string(storage.Reserved): 1},
 		},
 		{
 			name: "key reused for another run",
@@ -117,7 +119,7 @@ func TestBeginStepResolution(t *testing.T) {
 			},
 			req:     req("r2", "p", "s", "k", ttl),
 			wantErr: &NondeterminismError{},
-			rows:    map[string]int{stateCommitted: 1},
+			rows:    map[string]int{string(storage.Committed): 1},
 		},
 	}
 	for _, tc := range tests {
@@ -137,7 +139,7 @@ func TestBeginStepResolution(t *testing.T) {
 				}
 			case *NondeterminismError:
 				var nd *NondeterminismError
-				if !errors.As(err, &nd) || nd.Recorded != (Identity{"r", "p", "s"}) {
+				if !errors.As(err, &nd) || nd.Recorded != (storage.Identity{RunID: "r", PhaseID: "p", StepName: "s"}) {
 					t.Fatalf("got %v, want nondeterminism naming r/p/s", err)
 				}
 			default:
@@ -247,7 +249,7 @@ func TestCommitStep(t *testing.T) {
 			if res.Status != tc.want || string(res.Output) != tc.output {
 				t.Fatalf("afterwards begin_step: %s %q, want %s %q", res.Status, res.Output, tc.want, tc.output)
 			}
-			if n := f.count("k", stateCommitted); n > 1 {
+			if n := f.count("k", string(storage.Committed)); n > 1 {
 				t.Fatalf("%d committed rows for one key", n)
 			}
 		})

@@ -99,24 +99,23 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestLoadConfig(t *testing.T) {
+func TestLoadRules(t *testing.T) {
 	tests := []struct {
 		name    string
 		getenv  func(string) string
-		want    Config
+		want    Rules
 		wantErr string
 	}{
-		{"defaults", env(), Config{ReservationTTL: 300 * time.Second, MaxPayloadBytes: 1 << 20, BusyTimeout: 10 * time.Second}, ""},
-		{"all set", env(EnvDBPath, "/var/lib/d.sqlite", EnvReservationTTL, "60", EnvMaxPayloadBytes, "4096", EnvBusyTimeoutMS, "250"),
-			Config{DBPath: "/var/lib/d.sqlite", ReservationTTL: time.Minute, MaxPayloadBytes: 4096, BusyTimeout: 250 * time.Millisecond}, ""},
-		{"ttl zero", env(EnvReservationTTL, "0"), Config{}, EnvReservationTTL},
-		{"ttl too long", env(EnvReservationTTL, "86401"), Config{}, EnvReservationTTL},
-		{"payload not a number", env(EnvMaxPayloadBytes, "1MB"), Config{}, EnvMaxPayloadBytes},
-		{"payload above ceiling", env(EnvMaxPayloadBytes, "8388608"), Config{}, EnvMaxPayloadBytes},
-		{"busy too short", env(EnvBusyTimeoutMS, "5"), Config{}, EnvBusyTimeoutMS},
+		{"defaults", env(), Rules{ReservationTTL: 300 * time.Second, MaxPayloadBytes: 1 << 20}, ""},
+		{"all set", env(EnvReservationTTL, "60", EnvMaxPayloadBytes, "4096"), Rules{ReservationTTL: time.Minute, MaxPayloadBytes: 4096}, ""},
+		{"ttl zero", env(EnvReservationTTL, "0"), Rules{}, EnvReservationTTL},
+		{"ttl too long", env(EnvReservationTTL, "86401"), Rules{}, EnvReservationTTL},
+		{"ttl not a number", env(EnvReservationTTL, "soon"), Rules{}, EnvReservationTTL},
+		{"payload not a number", env(EnvMaxPayloadBytes, "1MB"), Rules{}, EnvMaxPayloadBytes},
+		{"payload above ceiling", env(EnvMaxPayloadBytes, "8388608"), Rules{}, EnvMaxPayloadBytes},
 	}
 	for _, tc := range tests {
-		got, err := LoadConfig(tc.getenv)
+		got, err := LoadRules(tc.getenv)
 		if tc.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("%s: %v, want an error naming %s", tc.name, err, tc.wantErr)
@@ -126,11 +125,5 @@ func TestLoadConfig(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %+v %v, want %+v", tc.name, got, err, tc.want)
 		}
-	}
-	// A bad value still lets the plugin print its manifest; Preflight
-	// reports it.
-	svc := New(env(EnvReservationTTL, "soon"))
-	if err := svc.Preflight(t.Context()); err == nil || !strings.Contains(err.Error(), EnvReservationTTL) {
-		t.Fatalf("Preflight: %v", err)
 	}
 }

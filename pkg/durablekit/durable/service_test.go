@@ -40,7 +40,7 @@ func TestBinding(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := serve(t, New(env()), tc.ext)
+			c := serve(t, newService(t, env()), tc.ext)
 			for _, m := range []struct {
 				method string
 				params any
@@ -74,32 +74,10 @@ func TestBinding(t *testing.T) {
 	}
 }
 
-// TestDBPathOverride: ANIMUS_DURABLE_DB_PATH wins; a relative one is taken
-// from the project root.
-func TestDBPathOverride(t *testing.T) {
-	abs := filepath.Join(t.TempDir(), "elsewhere", "d.sqlite")
-	for _, tc := range []struct{ override, want string }{
-		{"", DefaultDBFile},
-		{"state/durable.db", "state/durable.db"},
-		{abs, abs},
-	} {
-		root := t.TempDir()
-		c := serve(t, New(env(EnvDBPath, tc.override)), binding(root))
-		c.OK(t, "durable/begin_workflow_run", BeginWorkflowRunParams{RunID: "r", PhaseID: "p"}, nil)
-		want := tc.want
-		if !filepath.IsAbs(want) {
-			want = filepath.Join(root, want)
-		}
-		if _, err := os.Stat(want); err != nil {
-			t.Errorf("override %q: no database at %s: %v", tc.override, want, err)
-		}
-	}
-}
-
 // TestWireShapes checks each result's exact JSON: sorted keys, optional
 // fields omitted, lists never null, timestamps in the Rust rendering.
 func TestWireShapes(t *testing.T) {
-	svc := New(env())
+	svc := newService(t, env())
 	at := time.Date(2030, 1, 2, 3, 4, 5, 120_000_000, time.UTC)
 	svc.now = func() time.Time { return at }
 	c := serve(t, svc, binding(t.TempDir()))
@@ -149,7 +127,7 @@ func TestWireShapes(t *testing.T) {
 // TestLimits: payloads over max_payload_bytes are -32602 and store nothing;
 // reservation_ttl_secs 0 means the default and huge values are capped.
 func TestLimits(t *testing.T) {
-	svc := New(env(EnvMaxPayloadBytes, "1024", EnvReservationTTL, "60"))
+	svc := newService(t, env(EnvMaxPayloadBytes, "1024", EnvReservationTTL, "60"))
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	svc.now = func() time.Time { return at }
 	c := serve(t, svc, binding(t.TempDir()))
@@ -193,7 +171,7 @@ func TestLimits(t *testing.T) {
 
 // TestCapabilities: kind_capabilities reflects the configuration.
 func TestCapabilities(t *testing.T) {
-	caps := New(env(EnvMaxPayloadBytes, "2048", EnvReservationTTL, "90")).KindCapabilities()["durable_store"]
+	caps := newService(t, env(EnvMaxPayloadBytes, "2048", EnvReservationTTL, "90")).KindCapabilities()["durable_store"]
 	b, err := json.Marshal(caps)
 	if err != nil {
 		t.Fatal(err)

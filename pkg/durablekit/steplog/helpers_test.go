@@ -1,4 +1,4 @@
-package store
+package steplog
 
 import (
 	"context"
@@ -6,6 +6,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/sqlitestore"
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/storage"
+	"github.com/animus-plugins/animus-plugins/pkg/sqlitex"
 )
 
 // clock is a settable clock shared by every Store handle of a test.
@@ -33,31 +37,40 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// fixture is one database file, its clock and a first handle on it.
+// fixture is one database file, its clock, a first log on it and a raw
+// connection for checks the log's operations do not offer.
 type fixture struct {
 	t     *testing.T
 	path  string
 	clock *clock
-	*Store
+	db    *sqlitex.DB
+	*Log
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	f := &fixture{t: t, path: filepath.Join(t.TempDir(), "durable.sqlite"), clock: newClock()}
-	f.Store = f.open()
+	f.Log = f.open()
+	db, err := sqlitex.Open(context.Background(), sqlitex.Options{Path: f.path, BusyTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	f.db = db
 	return f
 }
 
-// open returns another handle on the same file: its own connection pool,
-// which is how a second plugin process sees the database.
-func (f *fixture) open() *Store {
+// open returns another log on the same file: its own store and
+// connection pool, which is how a second plugin process sees the
+// database.
+func (f *fixture) open() *Log {
 	f.t.Helper()
-	s, err := Open(context.Background(), f.path, Options{BusyTimeout: 20 * time.Second, Now: f.clock.Now})
+	st, err := sqlitestore.Open(context.Background(), f.path, sqlitestore.Options{BusyTimeout: 20 * time.Second})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	f.t.Cleanup(func() { s.Close() })
-	return s
+	f.t.Cleanup(func() { st.Close() })
+	return New(st, f.clock.Now)
 }
 
 func (f *fixture) run(runID, phaseID string) uint64 {
@@ -70,7 +83,7 @@ func (f *fixture) run(runID, phaseID string) uint64 {
 }
 
 func req(runID, phaseID, name, key string, ttl time.Duration) StepRequest {
-	return StepRequest{Identity: Identity{runID, phaseID, name}, IdempotencyKey: key, TTL: ttl}
+	return StepRequest{Identity: storage.Identity{RunID: runID, PhaseID: phaseID, StepName: name}, IdempotencyKey: key, TTL: ttl}
 }
 
 func (f *fixture) begin(r StepRequest) BeginResult {

@@ -1,4 +1,4 @@
-package store
+package steplog
 
 import (
 	"context"
@@ -16,7 +16,7 @@ func TestConcurrentBeginExactlyOneNew(t *testing.T) {
 	const handles, perHandle, keys = 4, 3, 40
 	f := newFixture(t)
 	f.run("r", "p")
-	stores := []*Store{f.Store}
+	stores := []*Log{f.Log}
 	for range handles - 1 {
 		stores = append(stores, f.open())
 	}

@@ -9,46 +9,48 @@ import (
 	"sync"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/steplog"
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/storage"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
-	"github.com/animus-plugins/animus-plugins/plugins/durable-sqlite/internal/store"
 )
 
-// DefaultDBFile is where the store lives inside the bound project.
-const DefaultDBFile = ".animus/durable.sqlite"
+// Options configure a Service. Zero Now means the real clock.
+type Options struct {
+	Rules Rules
+	// Open opens the step log of a bound project root (a SQLite file under
+	// it). It runs at initialize and, until it succeeds, again on each
+	// domain call. A *pluginkit.Error it returns reaches the host as it is.
+	Open func(ctx context.Context, projectRoot string) (storage.Store, error)
+	Now  func() time.Time
+}
 
-// Service is the plugin's state: configuration, the project binding made at
-// initialize, and the store once it is open.
+// Service is the plugin's state: the rules, the project binding made at
+// initialize, and the step log once its store is open.
 type Service struct {
-	cfg    Config
-	cfgErr error
+	cfg    Rules
+	openFn func(ctx context.Context, projectRoot string) (storage.Store, error)
 	now    func() time.Time
 
 	mu      sync.Mutex
 	log     *slog.Logger
 	bindErr *pluginkit.Error // why domain calls cannot run (nil once bound)
 	badBind bool             // a binding was sent but is unusable
-	path    string           // database file, once bound
-	st      *store.Store     // nil until opened
+	root    string           // the bound project root
+	st      *steplog.Log     // nil until opened
 	openErr error            // the last failed open, for health/check
 }
 
-// New reads the configuration through getenv. A bad value is reported by
-// Preflight (so the process fails at start) rather than here, because
-// --manifest must work whatever the environment holds.
-func New(getenv func(string) string) *Service {
-	cfg, err := LoadConfig(getenv)
-	if err != nil {
-		cfg, _ = LoadConfig(func(string) string { return "" })
+// New returns a Service that is not bound to a project yet.
+func New(o Options) *Service {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return &Service{
-		cfg: cfg, cfgErr: err, now: time.Now,
+		cfg: o.Rules, openFn: o.Open, now: o.Now,
 		log:     slog.New(slog.DiscardHandler),
 		bindErr: unbound("initialize carried no init_extensions.project_binding"),
 	}
 }
-
-// Preflight fails the process at start on a malformed variable.
-func (s *Service) Preflight(context.Context) error { return s.cfgErr }
 
 // KindCapabilities is initialize's kind_capabilities.
 func (s *Service) KindCapabilities() map[string]pluginkit.KindCapability {
@@ -92,7 +94,7 @@ func (s *Service) Init(ctx context.Context, peer *pluginkit.Peer, p pluginkit.In
 		return nil
 	}
 	s.bindErr = nil
-	s.path = pluginkit.ProjectPath(root, s.cfg.DBPath, DefaultDBFile)
+	s.root = root
 	if _, err := s.openLocked(ctx); err != nil {
 		s.log.Warn("durable store unavailable at initialize; will retry on each call", "error", err)
 	}
@@ -100,7 +102,7 @@ func (s *Service) Init(ctx context.Context, peer *pluginkit.Peer, p pluginkit.In
 }
 
 // storeFor returns the open store, opening it if an earlier attempt failed.
-func (s *Service) storeFor(ctx context.Context) (*store.Store, error) {
+func (s *Service) storeFor(ctx context.Context) (*steplog.Log, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.bindErr != nil {
@@ -112,28 +114,32 @@ func (s *Service) storeFor(ctx context.Context) (*store.Store, error) {
 	st, err := s.openLocked(ctx)
 	if err != nil {
 		s.log.Warn("durable store still unavailable", "error", err)
+		var pe *pluginkit.Error
+		if errors.As(err, &pe) {
+			return nil, err
+		}
 		return nil, pluginkit.Unavailable("cannot open the durable store database").
 			WithCode(CodeBackendUnavailable).Wrap(err)
 	}
 	return st, nil
 }
 
-func (s *Service) openLocked(ctx context.Context) (*store.Store, error) {
-	st, err := store.Open(ctx, s.path, store.Options{BusyTimeout: s.cfg.BusyTimeout, Now: s.now})
+func (s *Service) openLocked(ctx context.Context) (*steplog.Log, error) {
+	st, err := s.openFn(ctx, s.root)
 	if err != nil {
 		s.openErr = err
 		return nil, err
 	}
-	s.st, s.openErr = st, nil
-	s.log.Debug("durable store open", "path", s.path)
-	return st, nil
+	s.st, s.openErr = steplog.New(st, s.now), nil
+	s.log.Debug("durable store open")
+	return s.st, nil
 }
 
 // Health reports healthy when unbound (the plugin itself is fine; the
 // daemon's probe never binds), and otherwise whether the database answers.
 func (s *Service) Health(ctx context.Context) pluginkit.HealthReport {
 	s.mu.Lock()
-	st, bindErr, badBind, openErr, bound := s.st, s.bindErr, s.badBind, s.openErr, s.path != ""
+	st, bindErr, badBind, openErr, bound := s.st, s.bindErr, s.badBind, s.openErr, s.root != ""
 	s.mu.Unlock()
 	switch {
 	case badBind:
@@ -143,7 +149,7 @@ func (s *Service) Health(ctx context.Context) pluginkit.HealthReport {
 	case st == nil:
 		return pluginkit.HealthReport{Status: pluginkit.Unhealthy, LastError: "backend unavailable: cannot open the database: " + rootCause(openErr)}
 	}
-	if err := st.Ping(ctx); err != nil {
+	if err := st.Store().Ping(ctx); err != nil {
 		return pluginkit.HealthReport{Status: pluginkit.Unhealthy, LastError: "backend unavailable: " + rootCause(err)}
 	}
 	return pluginkit.HealthReport{Status: pluginkit.Healthy}
@@ -162,7 +168,7 @@ func (s *Service) Close(context.Context) error {
 	if s.st == nil {
 		return nil
 	}
-	err := s.st.Close()
+	err := s.st.Store().Close()
 	s.st = nil
 	return err
 }

@@ -1,15 +1,6 @@
-package store
+package sqlitestore
 
 import "github.com/animus-plugins/animus-plugins/pkg/sqlitex"
-
-// Step states. A row is born reserved and ends in exactly one of the other
-// three; only reserved rows ever change.
-const (
-	stateReserved   = "reserved"
-	stateCommitted  = "committed"
-	stateAbandoned  = "abandoned"
-	stateSuperseded = "superseded"
-)
 
 // migrations is the schema, one numbered step per change. Times are Unix
 // nanoseconds (UTC) so comparisons are integer comparisons; JSON values are

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/steplog"
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/storage"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
-	"github.com/animus-plugins/animus-plugins/plugins/durable-sqlite/internal/store"
 )
 
 // TestWireErrors: each store failure gets the kind's code and a category,
@@ -23,17 +24,17 @@ func TestWireErrors(t *testing.T) {
 		says     string
 		data     map[string]any
 	}{
-		{"run", store.ErrRunNotFound, runRef("wf-1", "plan"), CodeRunNotFound, pluginkit.CategoryNotFound, `run "wf-1" phase "plan"`, nil},
-		{"step", store.ErrStepNotFound, stepRef("step_1"), CodeStepNotFound, pluginkit.CategoryNotFound, `step "step_1"`, nil},
-		{"superseded", store.ErrSuperseded, stepRef("step_1"), CodeReservationExpired, pluginkit.CategoryConflict, "must not commit", nil},
-		{"nondeterminism", &store.NondeterminismError{Recorded: store.Identity{RunID: "a", PhaseID: "b", StepName: "c"}}, "",
+		{"run", steplog.ErrRunNotFound, runRef("wf-1", "plan"), CodeRunNotFound, pluginkit.CategoryNotFound, `run "wf-1" phase "plan"`, nil},
+		{"step", steplog.ErrStepNotFound, stepRef("step_1"), CodeStepNotFound, pluginkit.CategoryNotFound, `step "step_1"`, nil},
+		{"superseded", steplog.ErrSuperseded, stepRef("step_1"), CodeReservationExpired, pluginkit.CategoryConflict, "must not commit", nil},
+		{"nondeterminism", &steplog.NondeterminismError{Recorded: storage.Identity{RunID: "a", PhaseID: "b", StepName: "c"}}, "",
 			CodeReplayNondeterminism, pluginkit.CategoryConflict, `step_name "c"`, nil},
-		{"busy", &store.BackendError{Op: "begin_step", Busy: true, Err: cause}, "", CodeBackendUnavailable, pluginkit.CategoryUnavailable,
+		{"busy", &storage.BackendError{Op: "begin_step", Busy: true, Err: cause}, "", CodeBackendUnavailable, pluginkit.CategoryUnavailable,
 			"busy", map[string]any{"retryable": true}},
-		{"io", &store.BackendError{Op: "commit_step", Err: cause}, "", CodeBackendUnavailable, pluginkit.CategoryUnavailable,
+		{"io", &storage.BackendError{Op: "commit_step", Err: cause}, "", CodeBackendUnavailable, pluginkit.CategoryUnavailable,
 			"database error", map[string]any{"retryable": false}},
 	}
-	svc := New(env())
+	svc := newService(t, env())
 	for _, tc := range tests {
 		var e *pluginkit.Error
 		if !errors.As(svc.wireError(context.Background(), tc.err, tc.ref), &e) {

@@ -1,4 +1,4 @@
-package store
+package steplog
 
 import (
 	"context"
@@ -14,7 +14,7 @@ func TestEpochsMonotonicAndPersisted(t *testing.T) {
 	f := newFixture(t)
 	other := f.open()
 	var seen []uint64
-	for i, s := range []*Store{f.Store, other, f.Store, other} {
+	for i, s := range []*Log{f.Log, other, f.Log, other} {
 		e, err := s.BeginWorkflowRun(context.Background(), "r", []string{"a", "b"}[i%2], nil)
 		if err != nil {
 			t.Fatal(err)
@@ -26,8 +26,8 @@ func TestEpochsMonotonicAndPersisted(t *testing.T) {
 			t.Fatalf("epochs %v, want 1, 2, 3, 4", seen)
 		}
 	}
-	f.Close()
-	other.Close()
+	f.Store().Close()
+	other.Store().Close()
 	again := f.open()
 	e, err := again.BeginWorkflowRun(context.Background(), "r", "a", nil)
 	if err != nil {

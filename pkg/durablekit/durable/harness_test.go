@@ -1,7 +1,12 @@
 package durable
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
+
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/sqlitestore"
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/storage"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/pluginkittest"
@@ -29,6 +34,19 @@ func serve(t *testing.T, svc *Service, initExt any) *pluginkittest.Host {
 
 func binding(root string) map[string]any {
 	return map[string]any{"project_binding": map[string]string{"project_root": root, "repo_scope": "test-000000"}}
+}
+
+// newService is the Service of animus-durable-sqlite with the rules env
+// sets and the step log in <root>/.animus/durable.sqlite.
+func newService(t *testing.T, getenv func(string) string) *Service {
+	t.Helper()
+	rules, err := LoadRules(getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return New(Options{Rules: rules, Open: func(ctx context.Context, root string) (storage.Store, error) {
+		return sqlitestore.Open(ctx, filepath.Join(root, ".animus", "durable.sqlite"), sqlitestore.Options{})
+	}})
 }
 
 // env builds a getenv from pairs.

@@ -1,11 +1,12 @@
-// Package store is the SQLite half of animus-durable-sqlite: the schema and
-// every statement that reads or writes it. It knows nothing of JSON-RPC;
-// the durable package maps its results and errors onto the wire.
+// Package sqlitestore is the SQLite storage.Store of the durable step log:
+// the schema and every statement that reads or writes it. It knows
+// nothing of the rules (package steplog) or of JSON-RPC (package durable).
 //
-// Exactly-once rests on four properties held here:
+// Exactly-once rests on four properties held here and in steplog:
 //
 //   - every read-modify-write (begin_step's lookup and insert, commit,
-//     abandon, epoch allocation) runs in one BEGIN IMMEDIATE transaction, so
+//     abandon, epoch allocation) runs in one BEGIN IMMEDIATE transaction
+//     (Update), so
 //     two processes on one file can never both see "no reservation" for a
 //     key;
 //   - a partial unique index allows at most one reserved-or-committed row per
@@ -19,4 +20,4 @@
 // Reads that the wire needs as one consistent picture (query_run,
 // recover_in_flight) are single SELECT statements: SQLite runs each in one
 // read snapshot without taking the write lock.
-package store
+package sqlitestore

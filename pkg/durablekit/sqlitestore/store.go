@@ -1,0 +1,138 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/storage"
+	"github.com/animus-plugins/animus-plugins/pkg/sqlitex"
+)
+
+// Options tune Open.
+type Options struct {
+	// BusyTimeout is how long a write waits for another process's write
+	// transaction (default 10 s).
+	BusyTimeout time.Duration
+}
+
+// Store is one open database file, or (inside Update and View) one
+// transaction on it. It implements storage.Store.
+type Store struct {
+	db *sqlitex.DB
+	// wlock queues this process's writers in Go, so they hand over the
+	// SQLite write lock to each other at once instead of polling it through
+	// the busy handler; other processes still contend through SQLite.
+	wlock chan struct{}
+	// q runs the statements: the database outside a transaction, the
+	// transaction inside one (inTx).
+	q    sqlitex.Querier
+	inTx bool
+}
+
+var _ storage.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path and brings its schema
+// up to date. Several processes may open one file at once.
+func Open(ctx context.Context, path string, o Options) (*Store, error) {
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
+	db, err := sqlitex.Open(ctx, sqlitex.Options{
+		Path:        path,
+		BusyTimeout: o.BusyTimeout,
+		Synchronous: sqlitex.SyncFull,
+	})
+	if err != nil {
+		return nil, backend("open", err)
+	}
+	if _, _, err := db.Migrate(ctx, migrations); err != nil {
+		db.Close()
+		return nil, backend("migrate", err)
+	}
+	return &Store{db: db, wlock: make(chan struct{}, 1), q: db}, nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping checks that the database answers a query.
+func (s *Store) Ping(ctx context.Context) error {
+	var n int
+	if err := s.q.QueryRowContext(ctx, `SELECT count(*) FROM meta`).Scan(&n); err != nil {
+		return backend("ping", err)
+	}
+	if n != 1 {
+		return &storage.BackendError{Op: "ping", Err: fmt.Errorf("meta has %d rows", n)}
+	}
+	return nil
+}
+
+// Update runs fn in one BEGIN IMMEDIATE transaction, after this process's
+// earlier writers; inside a transaction it runs fn in that one.
+func (s *Store) Update(ctx context.Context, fn func(tx storage.Store) error) error {
+	if s.inTx {
+		return fn(s)
+	}
+	select {
+	case s.wlock <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.wlock }()
+	var fnErr error
+	err := s.db.Tx(ctx, func(tx *sql.Tx) error { fnErr = fn(s.within(tx)); return fnErr })
+	return s.wrap("write", err, fnErr)
+}
+
+// View runs fn in one read snapshot: consistent, and in WAL mode it
+// neither waits for writers nor blocks them.
+func (s *Store) View(ctx context.Context, fn func(tx storage.Store) error) error {
+	if s.inTx {
+		return fn(s)
+	}
+	var fnErr error
+	err := s.db.View(ctx, func(q sqlitex.Querier) error { fnErr = fn(s.within(q)); return fnErr })
+	return s.wrap("read", err, fnErr)
+}
+
+func (s *Store) within(q sqlitex.Querier) *Store {
+	return &Store{db: s.db, wlock: s.wlock, q: q, inTx: true}
+}
+
+// wrap makes a failure of the transaction itself (begin, commit, busy) a
+// *storage.BackendError; errors fn returned (a method's BackendError, or
+// the log's own) pass through.
+func (s *Store) wrap(op string, err, fnErr error) error {
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return backend(op, err)
+	}
+	return nil
+}
+
+func backend(op string, err error) error {
+	return &storage.BackendError{Op: op, Busy: sqlitex.IsBusy(err), Err: err}
+}
+
+// nullable turns an absent JSON value into SQL NULL.
+func nullable(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// bytesOf turns a nullable TEXT column back into JSON bytes (nil = absent).
+func bytesOf(s sql.NullString) []byte {
+	if !s.Valid {
+		return nil
+	}
+	return []byte(s.String)
+}
+
+func nanos(t time.Time) int64     { return t.UnixNano() }
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
