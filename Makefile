@@ -80,12 +80,14 @@ lint: $(STATICCHECK)
 # scripts/postgres.sh runs a throwaway PostgreSQL cluster for the tests
 # that need one (pkg/pgkit, pkg/queuekit/pgstore, queue-postgres) unless
 # ANIMUS_PG_TEST_DSN is already set (.ci/run and docker-compose.e2e.yml set
-# it). The queue's semantic tests run twice: on SQLite, then on PostgreSQL.
+# it). The queue's and the durable store's semantic tests run twice: on
+# SQLite, then on PostgreSQL.
 PG_RUN := scripts/postgres.sh run --
 unit:
 	@echo "== unit started $$(date -u +%T)"
 	$(PG_RUN) go test -race -count=1 $(UNIT_PKGS)
 	$(PG_RUN) env ANIMUS_QUEUE_TEST_BACKEND=postgres go test -race -count=1 ./pkg/queuekit/queue/
+	$(PG_RUN) env ANIMUS_DURABLE_TEST_BACKEND=postgres go test -race -count=1 ./pkg/durablekit/steplog/ ./pkg/durablekit/durable/
 
 # e2e drives the built binaries; ANIMUS_BIN_DIR tells the tests where they are.
 # (the fake host's and schemacheck's own tests already ran in unit). The

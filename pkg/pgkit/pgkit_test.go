@@ -3,10 +3,7 @@ package pgkit_test
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,60 +66,16 @@ func TestPassword(t *testing.T) {
 	}
 }
 
-// closedPort returns a loopback port nothing listens on.
-func closedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
-// silentServer accepts connections and never answers, counting them: a
-// dead server behind a live address.
-func silentServer(t *testing.T) (addr string, accepted *atomic.Int32) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	accepted = new(atomic.Int32)
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return l.Addr().String(), accepted
-}
-
 // Open never dials; the first use fails as unavailable, bounded by the
 // connect timeout (the bound checked is a hang detector with a wide
 // margin, not a speed target), and a failed dial is not cached.
 func TestOpenNeverDials(t *testing.T) {
-	silent, accepted := silentServer(t)
+	silent, accepted := pgtest.SilentServer(t)
 	for _, tc := range []struct {
 		name, host string
 		connect    time.Duration
 	}{
-		{"refused", closedPort(t), 2 * time.Second},
+		{"refused", pgtest.ClosedAddr(t), 2 * time.Second},
 		// TEST-NET-1: never routed; the dial times out (or fails at once
 		// where the sandbox has no route at all).
 		{"unroutable", "192.0.2.1:5432", 300 * time.Millisecond},

@@ -64,12 +64,15 @@ type redactor struct {
 	secrets []string
 }
 
-func newRedactor(env []EnvVar) *redactor {
+func newRedactor(env []EnvVar, secrets []string) *redactor {
 	r := &redactor{}
 	for _, e := range env {
 		if e.Sensitive {
 			r.add(os.Getenv(e.Name))
 		}
+	}
+	for _, s := range secrets {
+		r.add(s)
 	}
 	return r
 }

@@ -105,14 +105,14 @@ func TestLoggerRedactsSecrets(t *testing.T) {
 	t.Setenv("TEST_PLUGIN_TOKEN", "sk-live-abcdef")
 	t.Setenv(LogLevelEnv, "debug")
 	var buf bytes.Buffer
-	log := newLogger(&buf, newRedactor(testPlugin().Env))
+	log := newLogger(&buf, newRedactor(testPlugin().Env, nil))
 	log.Debug("calling with sk-live-abcdef", "header", "Bearer sk-live-abcdef", "err", errFor("sk-live-abcdef"))
 	if strings.Contains(buf.String(), "sk-live-abcdef") || strings.Count(buf.String(), "[REDACTED]") != 3 {
 		t.Fatalf("log line leaks or misses redactions: %s", buf.String())
 	}
 	t.Setenv(LogLevelEnv, "")
 	buf.Reset()
-	newLogger(&buf, newRedactor(nil)).Info("quiet by default")
+	newLogger(&buf, newRedactor(nil, nil)).Info("quiet by default")
 	if buf.Len() != 0 {
 		t.Fatalf("info logged at the default level: %s", buf.String())
 	}
@@ -123,7 +123,7 @@ type errFor string
 func (e errFor) Error() string { return "auth failed for " + string(e) }
 
 func TestToWire(t *testing.T) {
-	scrub := newRedactor(nil).scrub
+	scrub := newRedactor(nil, nil).scrub
 	tests := []struct {
 		name     string
 		err      error
@@ -159,7 +159,7 @@ func TestToWire(t *testing.T) {
 func TestAddSecretRedactsLogsAndWire(t *testing.T) {
 	var logs bytes.Buffer
 	p := testPlugin()
-	p.redact = newRedactor(p.Env)
+	p.redact = newRedactor(p.Env, nil)
 	p.Logger = newLogger(&logs, p.redact)
 	p.Init = func(ctx context.Context, peer *Peer, params InitializeParams) error {
 		peer.AddSecret("runtime-token-123")
@@ -184,12 +184,29 @@ func TestAddSecretRedactsLogsAndWire(t *testing.T) {
 // A secret registered after a shorter one it contains is still replaced
 // whole: nothing of it stays visible.
 func TestRedactLongestSecretFirst(t *testing.T) {
-	r := newRedactor(nil)
+	r := newRedactor(nil, nil)
 	r.add("abcd")
 	r.add("xx-abcd-yy-secret")
 	r.add("abcd-zz")
 	got := r.scrub("a=xx-abcd-yy-secret b=abcd-zz c=abcd")
 	if want := "a=" + RedactedMarker + " b=" + RedactedMarker + " c=" + RedactedMarker; got != want {
 		t.Fatalf("scrub = %q, want %q", got, want)
+	}
+}
+
+// Plugin.Secrets are redacted from the start, like sensitive variables:
+// the server builds its redactor with them (Main builds the logger's the
+// same way).
+func TestPluginSecretsRedactWire(t *testing.T) {
+	p := testPlugin()
+	p.Secrets = []string{"pw-from-the-dsn-42"}
+	h := startHost(t, p)
+	h.initialize()
+	if code, _, _ := errCode(t, h.call("test/internal", map[string]any{"message": "dial failed: pw-from-the-dsn-42"})); code != CodeInternalError {
+		t.Fatalf("code %d", code)
+	}
+	last := result(t, h.call("health/check", nil))["last_error"].(string)
+	if strings.Contains(last, "pw-from-the-dsn-42") || !strings.Contains(last, "[REDACTED]") {
+		t.Errorf("last_error %q", last)
 	}
 }

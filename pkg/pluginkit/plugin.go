@@ -19,6 +19,10 @@ type Plugin struct {
 	// clears the environment and forwards only these names. Values of
 	// Sensitive variables are redacted from logs and wire messages.
 	Env []EnvVar
+	// Secrets are further values redacted the same way from the start:
+	// parts of a sensitive value that may appear alone (the password of a
+	// DSN, which a driver error can quote without the rest).
+	Secrets []string
 
 	// Mux holds the request and notification handlers. Its advertised
 	// methods, then "health/check", then ExtraCapabilities make up

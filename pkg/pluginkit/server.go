@@ -69,7 +69,7 @@ func newServer(p *Plugin, out io.Writer) *server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if p.redact == nil {
-		p.redact = newRedactor(p.Env)
+		p.redact = newRedactor(p.Env, p.Secrets)
 	}
 	workers := p.Concurrency
 	if workers <= 0 {

@@ -23,3 +23,5 @@ replace (
 replace github.com/animus-plugins/animus-plugins/pkg/golden => ../../pkg/golden
 
 replace github.com/animus-plugins/animus-plugins/pkg/durablekit => ../../pkg/durablekit
+
+replace github.com/animus-plugins/animus-plugins/pkg/pgkit => ../../pkg/pgkit

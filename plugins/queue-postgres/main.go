@@ -10,6 +10,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/pkg/queuekit/queue"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-postgres/internal/backend"
@@ -31,14 +32,17 @@ func newPlugin(getenv func(string) string) pluginkit.Plugin {
 	mux := pluginkit.NewMux()
 	svc.Register(mux)
 	return pluginkit.Plugin{
-		Name:             backend.Name,
-		Kind:             "queue",
-		Description:      "PostgreSQL dispatch queue shared by daemons on several machines: strict FIFO, generation-fenced leases, SKIP LOCKED hand-out",
-		Env:              config.Env,
+		Name:        backend.Name,
+		Kind:        "queue",
+		Description: "PostgreSQL dispatch queue shared by daemons on several machines: strict FIFO, generation-fenced leases, SKIP LOCKED hand-out",
+		Env:         config.Env,
+		// The DSN is redacted whole as a sensitive variable; its password
+		// alone too (a driver error may quote it without the rest).
+		Secrets:          []string{pgkit.Password(cfg.DSN)},
 		Mux:              mux,
 		KindCapabilities: queue.KindCapabilities(),
 		Preflight:        func(context.Context) error { return backend.Check(cfg, cfgErr) },
-		Init:             backend.Init(cfg, svc.Init),
+		Init:             svc.Init,
 		Health:           svc.Health,
 		Close:            svc.Close,
 		Commands: map[string]pluginkit.Command{

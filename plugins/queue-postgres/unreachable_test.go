@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit/pgtest"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/pluginkittest"
 	"github.com/animus-plugins/animus-plugins/pkg/queuekit/queue"
@@ -25,8 +25,8 @@ func TestUnreachableDatabaseAnswers32205(t *testing.T) {
 		name string
 		addr func(t *testing.T) string
 	}{
-		{"refused", closedPort},
-		{"silent", silentServer},
+		{"refused", func(t *testing.T) string { return pgtest.ClosedAddr(t) }},
+		{"silent", func(t *testing.T) string { addr, _ := pgtest.SilentServer(t); return addr }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,43 +79,4 @@ func TestUnreachableDatabaseAnswers32205(t *testing.T) {
 			}
 		})
 	}
-}
-
-// closedPort is an address nothing listens on.
-func closedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
-// silentServer accepts connections and never answers: PostgreSQL's
-// startup message waits forever unless the client bounds it.
-func silentServer(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	stop := make(chan struct{})
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	t.Cleanup(func() {
-		close(stop)
-		l.Close()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return l.Addr().String()
 }

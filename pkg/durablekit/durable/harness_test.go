@@ -2,18 +2,23 @@ package durable
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/pgstore"
 	"github.com/animus-plugins/animus-plugins/pkg/durablekit/sqlitestore"
 	"github.com/animus-plugins/animus-plugins/pkg/durablekit/storage"
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit/pgtest"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/pluginkittest"
 )
 
 // serve runs svc in process with pluginkittest (the handlers, the wire
-// encoding and the real SQLite store, without building the binary: the e2e
+// encoding and the real store (SQLite, or PostgreSQL: testBackend), without building the binary: the e2e
 // suite does that) and sends initialize as the agent runner does, with
 // init_extensions (nil for none). The wire log is printed when a test
 // fails. A string params is sent byte for byte: the wire-shape tests check
@@ -44,9 +49,69 @@ func newService(t *testing.T, getenv func(string) string) *Service {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if testBackend() == "postgres" {
+		return New(Options{Rules: rules, Open: pgOpen(t)})
+	}
 	return New(Options{Rules: rules, Open: func(ctx context.Context, root string) (storage.Store, error) {
 		return sqlitestore.Open(ctx, filepath.Join(root, ".animus", "durable.sqlite"), sqlitestore.Options{})
 	}})
+}
+
+// testBackend is the backend the tests run on: $ANIMUS_DURABLE_TEST_BACKEND,
+// sqlite (default) or postgres.
+func testBackend() string {
+	if os.Getenv("ANIMUS_DURABLE_TEST_BACKEND") == "postgres" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// sqliteOnly skips a test (or subtest) that is about SQLite by nature when
+// the suite runs on PostgreSQL.
+func sqliteOnly(t *testing.T, why string) {
+	t.Helper()
+	if testBackend() == "postgres" {
+		t.Skip("SQLite only (ANIMUS_DURABLE_TEST_BACKEND=postgres): " + why)
+	}
+}
+
+// pgSchemas maps a bound project root to its PostgreSQL namespace, so
+// every service of one project (reopened services) shares one step log,
+// and each project has its own.
+var pgSchemas = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+// pgOpen opens the bound root's namespace (a fresh schema on first use,
+// dropped when the test ends) with pgstore, as a PostgreSQL durable plugin
+// would.
+func pgOpen(t *testing.T) func(ctx context.Context, root string) (storage.Store, error) {
+	dsn := pgtest.DSN(t) // on the test goroutine: it may skip
+	return func(ctx context.Context, root string) (storage.Store, error) {
+		db, err := pgkit.Open(pgkit.Options{DSN: dsn, Schema: pgSchema(t, dsn, root), MaxConns: 2, AppName: "durable-test"})
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(db.Close) // idempotent: the service's Close closes it first
+		return pgstore.Open(ctx, pgstore.Options{DB: db})
+	}
+}
+
+func pgSchema(t *testing.T, dsn, root string) string {
+	pgSchemas.Lock()
+	defer pgSchemas.Unlock()
+	if s, ok := pgSchemas.m[root]; ok {
+		return s
+	}
+	s := pgtest.Schema(t, dsn)
+	pgSchemas.m[root] = s
+	t.Cleanup(func() {
+		pgSchemas.Lock()
+		delete(pgSchemas.m, root)
+		pgSchemas.Unlock()
+	})
+	return s
 }
 
 // env builds a getenv from pairs.

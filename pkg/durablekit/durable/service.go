@@ -21,6 +21,10 @@ type Options struct {
 	// it). It runs at initialize and, until it succeeds, again on each
 	// domain call. A *pluginkit.Error it returns reaches the host as it is.
 	Open func(ctx context.Context, projectRoot string) (storage.Store, error)
+	// Lazy defers the first Open from initialize to the first domain call
+	// (or health/check): a database server that is slow or gone must not
+	// stall the handshake. A local file opens at initialize.
+	Lazy bool
 	Now  func() time.Time
 }
 
@@ -29,6 +33,7 @@ type Options struct {
 type Service struct {
 	cfg    Rules
 	openFn func(ctx context.Context, projectRoot string) (storage.Store, error)
+	lazy   bool
 	now    func() time.Time
 
 	mu      sync.Mutex
@@ -46,7 +51,7 @@ func New(o Options) *Service {
 		o.Now = time.Now
 	}
 	return &Service{
-		cfg: o.Rules, openFn: o.Open, now: o.Now,
+		cfg: o.Rules, openFn: o.Open, lazy: o.Lazy, now: o.Now,
 		log:     slog.New(slog.DiscardHandler),
 		bindErr: unbound("initialize carried no init_extensions.project_binding"),
 	}
@@ -95,6 +100,9 @@ func (s *Service) Init(ctx context.Context, peer *pluginkit.Peer, p pluginkit.In
 	}
 	s.bindErr = nil
 	s.root = root
+	if s.lazy {
+		return nil
+	}
 	if _, err := s.openLocked(ctx); err != nil {
 		s.log.Warn("durable store unavailable at initialize; will retry on each call", "error", err)
 	}
@@ -118,8 +126,11 @@ func (s *Service) storeFor(ctx context.Context) (*steplog.Log, error) {
 		if errors.As(err, &pe) {
 			return nil, err
 		}
+		// retryable, as on every backend failure: a database that cannot be
+		// reached yet (or is locked) may well open on the next call.
+		var be *storage.BackendError
 		return nil, pluginkit.Unavailable("cannot open the durable store database").
-			WithCode(CodeBackendUnavailable).Wrap(err)
+			WithCode(CodeBackendUnavailable).WithData("retryable", errors.As(err, &be) && be.Busy).Wrap(err)
 	}
 	return st, nil
 }
@@ -146,6 +157,15 @@ func (s *Service) Health(ctx context.Context) pluginkit.HealthReport {
 		return pluginkit.HealthReport{Status: pluginkit.Degraded, LastError: bindErr.Message}
 	case !bound:
 		return pluginkit.HealthReport{Status: pluginkit.Healthy}
+	case st == nil && s.lazy:
+		// Not opened yet (or the last try failed): try now.
+		if _, err := s.storeFor(ctx); err != nil {
+			s.mu.Lock()
+			openErr = s.openErr
+			s.mu.Unlock()
+			return pluginkit.HealthReport{Status: pluginkit.Unhealthy, LastError: "backend unavailable: cannot open the database: " + rootCause(openErr)}
+		}
+		return s.Health(ctx)
 	case st == nil:
 		return pluginkit.HealthReport{Status: pluginkit.Unhealthy, LastError: "backend unavailable: cannot open the database: " + rootCause(openErr)}
 	}

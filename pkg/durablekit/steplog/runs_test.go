@@ -56,7 +56,7 @@ func TestBeginWorkflowRunKeepsSteps(t *testing.T) {
 		t.Fatalf("after re-registering: %+v, %v", steps, err)
 	}
 	var inputs string
-	if err := f.db.QueryRow(`SELECT inputs_json FROM runs WHERE run_id = 'r'`).Scan(&inputs); err != nil || inputs != `{"first":1}` {
+	if err := f.rawQueryRow(`SELECT inputs_json FROM runs WHERE run_id = 'r'`).Scan(&inputs); err != nil || inputs != `{"first":1}` {
 		t.Fatalf("inputs %q, %v", inputs, err)
 	}
 }

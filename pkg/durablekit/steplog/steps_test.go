@@ -314,13 +314,13 @@ func TestUniqueKeyBackstop(t *testing.T) {
 	f.run("r", "p")
 	id := f.begin(req("r", "p", "s", "k", ttl)).StepID
 	f.commit(id, OutcomeSuccess, `1`, "")
-	_, err := f.db.Exec(`INSERT INTO steps (step_id, run_id, phase_id, step_name, idempotency_key, state, reserved_at, expires_at,
+	err := f.rawExec(`INSERT INTO steps (step_id, run_id, phase_id, step_name, idempotency_key, state, reserved_at, expires_at,
 		outcome, committed_at, commit_seq) VALUES ('dup', 'r', 'p', 's', 'k', 'committed', 1, 2, 'success', 3, 99)`)
 	if err == nil {
 		t.Fatal("a second committed row for one key was accepted")
 	}
 	// And a committed row without its outcome columns cannot exist.
-	_, err = f.db.Exec(`UPDATE steps SET commit_seq = NULL WHERE step_id = ?`, id)
+	err = f.rawExec(`UPDATE steps SET commit_seq = NULL WHERE step_id = ?`, id)
 	if err == nil {
 		t.Fatal("a committed row lost its commit_seq")
 	}

@@ -10,7 +10,8 @@ import (
 // commits or rolls back together. A View callback only reads.
 //
 // Database failures come back as *BackendError; errors fn returns pass
-// through unchanged. It is the only interface of the kit.
+// through unchanged. It is the only interface of the kit, with exactly two
+// implementations (sqlitestore and pgstore).
 type Store interface {
 	// Update runs fn in one read-write transaction that excludes every
 	// other writer. A backend may run fn again after a failure that left

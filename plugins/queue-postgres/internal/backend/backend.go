@@ -50,19 +50,6 @@ func Opener(cfg config.Config) func(ctx context.Context, root string) (storage.S
 	}
 }
 
-// Init wraps the queue's initialize hook: the DSN's password is
-// registered with the log redactor before anything can log, on top of
-// the whole DSN that pluginkit already redacts as a sensitive variable
-// (a driver error may quote the password alone).
-func Init(cfg config.Config, next func(context.Context, *pluginkit.Peer, pluginkit.InitializeParams) error) func(context.Context, *pluginkit.Peer, pluginkit.InitializeParams) error {
-	return func(ctx context.Context, peer *pluginkit.Peer, params pluginkit.InitializeParams) error {
-		if pw := pgkit.Password(cfg.DSN); pw != "" {
-			peer.AddSecret(pw)
-		}
-		return next(ctx, peer, params)
-	}
-}
-
 // Check is the plugin's Preflight: the settings parse, and the DSN is one
 // the driver accepts (parsed only, nothing dialled).
 func Check(cfg config.Config, cfgErr error) error {

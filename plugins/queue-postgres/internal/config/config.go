@@ -1,24 +1,21 @@
 package config
 
 import (
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
-	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
 	"github.com/animus-plugins/animus-plugins/pkg/queuekit/queue"
 )
 
-// Environment variables of the PostgreSQL backend (the shared ones are in
-// package queue).
-const (
-	EnvDSN              = "ANIMUS_QUEUE_PG_DSN"
-	EnvDatabaseURL      = "DATABASE_URL"
-	EnvSchema           = "ANIMUS_QUEUE_PG_SCHEMA"
-	EnvConnectTimeoutMS = "ANIMUS_QUEUE_PG_CONNECT_TIMEOUT_MS"
-	EnvLockTimeoutMS    = "ANIMUS_QUEUE_PG_LOCK_TIMEOUT_MS"
+// Prefix names the PostgreSQL settings: ANIMUS_QUEUE_PG_DSN,
+// ANIMUS_QUEUE_PG_SCHEMA, ANIMUS_QUEUE_PG_CONNECT_TIMEOUT_MS,
+// ANIMUS_QUEUE_PG_LOCK_TIMEOUT_MS (and DATABASE_URL).
+const Prefix = "ANIMUS_QUEUE_PG"
+
+// The variables, by name.
+var (
+	EnvDSN, EnvSchema, EnvConnectTimeoutMS, EnvLockTimeoutMS = pgkit.SettingNames(Prefix)
+	EnvDatabaseURL                                           = pgkit.EnvDatabaseURL
 )
 
 // Defaults.
@@ -28,70 +25,30 @@ const (
 	DefaultLockTimeout    = 5 * time.Second
 )
 
+var defaults = pgkit.Settings{Schema: DefaultSchema, ConnectTimeout: DefaultConnectTimeout, LockTimeout: DefaultLockTimeout}
+
 // Env is the env_required list of the manifest. Neither DSN variable is
 // required on its own (one of them is); both are sensitive, so the
 // daemon's and our logs never show them.
-var Env = append([]pluginkit.EnvVar{
-	{Name: EnvDSN, Sensitive: true, Description: "PostgreSQL connection string (URL or key=value); every daemon that shares the queue points at the same database and " + EnvSchema},
-	{Name: EnvDatabaseURL, Sensitive: true, Description: "used when " + EnvDSN + " is unset"},
-	{Name: EnvSchema, Description: "PostgreSQL schema (namespace) that holds this queue, so several queues share one database (default " + DefaultSchema + ")"},
-	{Name: EnvConnectTimeoutMS, Description: "how long a call waits to reach PostgreSQL before answering -32205 (default 5000)"},
-	{Name: EnvLockTimeoutMS, Description: "how long a call waits for another writer of the queue before answering -32205 (default 5000)"},
-}, queue.RulesEnv...)
+var Env = append(pgkit.SettingsEnv(Prefix, "queue", defaults), queue.RulesEnv...)
 
 // Config is the parsed environment.
 type Config struct {
-	DSN            string
-	Schema         string
-	ConnectTimeout time.Duration
-	LockTimeout    time.Duration
+	pgkit.Settings
 	queue.Rules
 }
 
 // ErrNoDSN means neither DSN variable is set.
-var ErrNoDSN = errors.New(EnvDSN + " (or " + EnvDatabaseURL + ") must name the PostgreSQL database that holds the queue")
+var ErrNoDSN = pgkit.ErrNoDSN
 
 // FromEnv parses the variables through getenv (os.Getenv in production).
-// A malformed value is an error: a typo must not silently become a
-// default, least of all the namespace, which would quietly point a
-// daemon at another queue.
+// A malformed value is an error naming the variable.
 func FromEnv(getenv func(string) string) (Config, error) {
-	c := Config{
-		DSN:            strings.TrimSpace(getenv(EnvDSN)),
-		Schema:         strings.TrimSpace(getenv(EnvSchema)),
-		ConnectTimeout: DefaultConnectTimeout,
-		LockTimeout:    DefaultLockTimeout,
-	}
-	if c.DSN == "" {
-		c.DSN = strings.TrimSpace(getenv(EnvDatabaseURL))
-	}
-	if c.Schema == "" {
-		c.Schema = DefaultSchema
-	}
-	if err := pgkit.ValidSchema(c.Schema); err != nil {
-		return c, fmt.Errorf("%s: %w", EnvSchema, err)
-	}
-	for _, ms := range []struct {
-		name string
-		into *time.Duration
-	}{{EnvConnectTimeoutMS, &c.ConnectTimeout}, {EnvLockTimeoutMS, &c.LockTimeout}} {
-		v, ok, err := queue.Setting(getenv, ms.name)
-		if err != nil {
-			return c, err
-		}
-		if ok {
-			if v == 0 {
-				return c, fmt.Errorf("%s must be at least 1", ms.name)
-			}
-			*ms.into = time.Duration(v) * time.Millisecond
-		}
-	}
+	var c Config
 	var err error
 	if c.Rules, err = queue.RulesFromEnv(getenv); err != nil {
 		return c, err
 	}
-	if c.DSN == "" {
-		return c, ErrNoDSN
-	}
-	return c, nil
+	c.Settings, err = pgkit.LoadSettings(getenv, Prefix, defaults)
+	return c, err
 }

@@ -1,0 +1,62 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/durablekit/durable"
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
+)
+
+func TestLoad(t *testing.T) {
+	const dsn = "postgres://animus:s3cret@db/animus"
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    Config
+		wantErr string
+	}{
+		{"dsn only", map[string]string{EnvDSN: dsn}, Config{Settings: pgkit.Settings{DSN: dsn, Schema: "animus", ConnectTimeout: 5 * time.Second, LockTimeout: 10 * time.Second}, Rules: durable.DefaultRules()}, ""},
+		{"all set", map[string]string{EnvDatabaseURL: dsn, EnvSchema: "wf", EnvLockTimeoutMS: "250", durable.EnvReservationTTL: "60"},
+			Config{Settings: pgkit.Settings{DSN: dsn, Schema: "wf", ConnectTimeout: 5 * time.Second, LockTimeout: 250 * time.Millisecond},
+				Rules: durable.Rules{ReservationTTL: time.Minute, MaxPayloadBytes: durable.DefaultMaxPayloadBytes}}, ""},
+		{"no DSN", nil, Config{}, EnvDSN},
+		{"bad schema", map[string]string{EnvDSN: dsn, EnvSchema: "pg_catalog"}, Config{}, EnvSchema},
+		{"bad rule", map[string]string{EnvDSN: dsn, durable.EnvMaxPayloadBytes: "1"}, Config{}, durable.EnvMaxPayloadBytes},
+	}
+	for _, tt := range tests {
+		got, err := Load(func(k string) string { return tt.env[k] })
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("%s: %v, want an error naming %s without the password", tt.name, err, tt.wantErr)
+			}
+			if got.Rules.MaxPayloadBytes == 0 {
+				t.Errorf("%s: a bad value left no usable rules", tt.name)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%s: %+v %v\nwant %+v", tt.name, got, err, tt.want)
+		}
+	}
+	if _, err := Load(func(string) string { return "" }); !errors.Is(err, pgkit.ErrNoDSN) {
+		t.Errorf("no DSN: %v", err)
+	}
+}
+
+func TestEnvDeclaresEveryVariable(t *testing.T) {
+	declared := map[string]bool{}
+	for _, e := range Env {
+		declared[e.Name] = true
+		if e.Sensitive != (e.Name == EnvDSN || e.Name == EnvDatabaseURL) || e.Required || e.Description == "" {
+			t.Errorf("%+v", e)
+		}
+	}
+	for _, name := range []string{EnvDSN, EnvDatabaseURL, EnvSchema, EnvConnectTimeoutMS, EnvLockTimeoutMS, durable.EnvReservationTTL, durable.EnvMaxPayloadBytes} {
+		if !declared[name] {
+			t.Errorf("%s is read but not declared in env_required", name)
+		}
+	}
+}
