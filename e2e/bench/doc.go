@@ -19,4 +19,20 @@
 //     minute, once per test binary run; ANIMUS_BENCH_PG_DEPTH sets another
 //     depth), and the ratio. This package's TestMain drops the filled
 //     namespaces when the run ends.
+//
+// So do the animus-durable-postgres benchmarks (durable_pg_*_test.go):
+//
+//   - BenchmarkDurablePGBeginCommit: begin_step + commit_step pairs/s
+//     with 1 and 8 concurrent long-lived plugin processes on one
+//     namespace, against raw pgx running pgstore's statements for the same
+//     two transactions on as many kept connections (durable_pg_raw_test.go,
+//     a copy to re-make whenever pkg/durablekit/pgstore's SQL changes),
+//     the ratio plugin/raw (goal ≥ 0.7), and animus-durable-sqlite's
+//     pairs/s with as many processes, for reference;
+//   - BenchmarkDurablePGRecoverInFlight1M: recover_in_flight through a
+//     kept process on a namespace of 1,000,000 committed steps and 100
+//     outstanding reservations (filled by SQL in about half a minute,
+//     once per test binary run, dropped by TestMain), p50 (goal under
+//     5 ms) and p99, with raw pgx's read alongside; the read's plan
+//     (EXPLAIN ANALYZE) goes to stderr.
 package bench

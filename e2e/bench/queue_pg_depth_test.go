@@ -51,7 +51,8 @@ var pgDepths = struct {
 }{byDepth: map[int]pgDepthQueue{}}
 
 // TestMain drops what the benchmarks kept for the whole run (the filled
-// namespaces of BenchmarkQueuePGV2LeaseDepth).
+// namespaces of BenchmarkQueuePGV2LeaseDepth and
+// BenchmarkDurablePGRecoverInFlight1M).
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgDepths.Lock()
@@ -62,6 +63,7 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(d.dir)
 	}
 	pgDepths.Unlock()
+	dropDurablePGFilled()
 	os.Exit(code)
 }
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 )
 
 // Run scenarios of DurableSuite: query_run, recover_in_flight, the backend
@@ -142,21 +144,29 @@ func durableRecover(p dProc, s *Session, dir string) error {
 	return check(e)
 }
 
-// scenarioDurableBackendDown: when the store cannot be created under the
-// project (here <root>/.animus is a regular file) the methods answer -32304
-// and the process keeps serving. A plugin that keeps no state there skips.
+// scenarioDurableBackendDown: when the store cannot be reached the methods
+// answer -32304 and the process keeps serving. For a file-backed plugin
+// <root>/.animus is a regular file, so nothing can be created under it;
+// for one whose store lives elsewhere, Target.Unreachable points it at an
+// address nothing answers at. A file-backed plugin that keeps no state
+// under the root skips.
 func scenarioDurableBackendDown(ctx context.Context, s *Session) Outcome {
 	dir, err := s.TempDir()
 	if err != nil {
 		return failf("%v", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ".animus"), []byte("not a directory\n"), 0o600); err != nil {
+	var mutate []func(*fakehost.Config)
+	if s.Unreachable != nil {
+		mutate = append(mutate, func(c *fakehost.Config) { c.Env = overlay(c.Env, s.Unreachable) })
+	} else if err := os.WriteFile(filepath.Join(dir, ".animus"), []byte("not a directory\n"), 0o600); err != nil {
 		return failf("%v", err)
 	}
-	p, _, err := durableSpawn(ctx, s, dir)
+	h, _, err := s.SpawnReady(ctx, fakehost.Handshake{Preset: fakehost.PresetDurableClient},
+		append(mutate, func(c *fakehost.Config) { c.Dir = dir })...)
 	if err != nil {
 		return failf("%v", err)
 	}
+	p := dProc{ctx, h}
 	resp, err := call(ctx, p.h, 10*time.Second, "durable/begin_workflow_run", map[string]any{"run_id": "r", "phase_id": "p"})
 	if err != nil {
 		return failf("%v", err)

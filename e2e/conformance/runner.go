@@ -68,6 +68,8 @@ type Target struct {
 	// Isolate, when set, gives each scenario a store of its own
 	// (Options.Isolate); RunAll sets it.
 	Isolate IsolateFunc
+	// Unreachable (Options.Unreachable); RunAll sets it.
+	Unreachable map[string]string
 }
 
 // IsolateFunc makes one fresh, empty store for a plugin whose state is not
@@ -173,6 +175,12 @@ type Options struct {
 	// scenarios themselves do not change: for a file-backed plugin the
 	// fresh project root they make already isolates them.
 	Isolate IsolateFunc
+	// Unreachable, for a plugin whose store is not under the project root,
+	// is an environment overlay that leaves its store unreachable (a
+	// database address nothing answers at): the backend-unavailable
+	// scenarios use it where a file-backed plugin gets a project root its
+	// store cannot be created under.
+	Unreachable map[string]string
 	// KeepWire keeps every scenario's wire log and stderr in its Result,
 	// not only a failing one's, so that two runs can be compared.
 	KeepWire bool
@@ -183,13 +191,16 @@ func RunAll(ctx context.Context, t *Target, scenarios []Scenario, o Options) Rep
 	if o.Timeout <= 0 {
 		o.Timeout = 30 * time.Second
 	}
-	if !o.Daemon.IsZero() || o.Isolate != nil {
+	if !o.Daemon.IsZero() || o.Isolate != nil || o.Unreachable != nil {
 		under := *t // the caller's target keeps its own line and stores
 		if !o.Daemon.IsZero() {
 			under.Daemon = o.Daemon
 		}
 		if o.Isolate != nil {
 			under.Isolate = o.Isolate
+		}
+		if o.Unreachable != nil {
+			under.Unreachable = o.Unreachable
 		}
 		t = &under
 	}

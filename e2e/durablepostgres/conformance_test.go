@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
+	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/conformance/conformancetest"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
 )
@@ -13,8 +14,12 @@ import (
 // and the durable suite — once under each daemon line, exactly as
 // e2e/durablesqlite does for animus-durable-sqlite: the scenarios are the
 // same, only each gets a fresh schema where a SQLite step log gets a fresh
-// project root. All must pass and none may skip.
+// project root, and the backend-unavailable scenario points it at an
+// address nothing answers at (pgdurable.Unreachable) where SQLite gets a
+// project root its file cannot be created under. All must pass and none
+// may skip.
 func TestConformance(t *testing.T) {
 	s := pgdurable.New(t)
-	conformancetest.RequireAllPassEveryDaemonIsolated(t, binaries.Path(t, binaryName), s.Map(nil), isolate(t, s))
+	conformancetest.RequireAllPassEveryDaemonWith(t, binaries.Path(t, binaryName), s.Map(nil),
+		conformance.Options{Isolate: isolate(t, s), Unreachable: pgdurable.Unreachable()})
 }

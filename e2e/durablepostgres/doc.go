@@ -14,7 +14,9 @@
 // as daemons on several machines do: eight racing begin_step on the same
 // keys, then fifty SIGKILLs in the middle of steps, then recovery from yet
 // another host. The fault tests (faults_test.go) restart PostgreSQL under
-// that run and terminate the plugin's backend inside a commit.
+// that run and terminate the plugin's backend inside a commit;
+// TestBackendUnavailable (unavailable_test.go) checks -32304 with
+// data.retryable against an unreachable database.
 //
 // The package holds tests only.
 package durablepostgres

@@ -26,13 +26,15 @@ func TestSeveralHosts(t *testing.T) {
 	severalHosts(t, pgdurable.New(t), nil)
 }
 
-// fault, when set, is injected into severalHosts at kill round faultRound
-// (while that round's driver runs); the drivers then retry -32304 answers
-// with data.retryable true.
+// fault, when set, is injected into severalHosts in kill round round,
+// while that round's driver is in the middle of its steps; the drivers
+// then retry -32304 answers with data.retryable true (any other error
+// answer still fails them). do gets the drivers' ledger, to see the
+// retried answers, and says what it did.
 type fault struct {
 	what  string
 	round int
-	do    func()
+	do    func(l *ledger) string
 }
 
 // severalHosts runs the race, the kills and the recovery on s.
@@ -44,7 +46,9 @@ type fault struct {
 //     the winner's output; query_run holds each key once, the winner's.
 //  2. Kills: fifty times a process on the next host runs a begin/commit
 //     loop (three lanes, fresh keys) and is SIGKILLed after a random
-//     0–40 ms, before or after a commit as it falls; after each kill a
+//     0–40 ms, before or after a commit as it falls (in the fault round,
+//     if any, a process on every host, four lanes each, all killed
+//     together after the fault); after each kill a
 //     fresh process on another host checks the drivers' ledger: no
 //     acknowledged commit lost, no key committed twice, recover_in_flight
 //     reports exactly the unfinished reservations, epochs only grow.
@@ -180,64 +184,80 @@ func severalHosts(t *testing.T, s pgdurable.Store, f *fault) {
 	runEpoch := map[string]uint64{}
 	faulted := false
 	for i := range kills {
-		h := hosts[i%hostsN]
 		run := fmt.Sprintf("crash-%02d", i)
 		runs = append(runs, run)
-		drv, err := fakehost.Start(context.Background(), h.config())
-		if err != nil {
-			t.Fatal(err)
+		// One driver per round; in the fault round one on every host, so
+		// that calls are in flight on many connections when it strikes.
+		inject := f != nil && i == f.round
+		driversN, lanesN := 1, lanes-1
+		if inject {
+			driversN, lanesN = hostsN, lanes
 		}
-		ictx, cancel := context.WithTimeout(context.Background(), e2etest.SpawnTimeout)
-		_, err = drv.Initialize(ictx, h.opts.Handshake)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
+		var drivers []*proc
+		var driverHosts []*host
+		for j := range driversN {
+			h := hosts[(i+j)%hostsN]
+			drv, err := fakehost.Start(context.Background(), h.config())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ictx, cancel := context.WithTimeout(context.Background(), e2etest.SpawnTimeout)
+			_, err = drv.Initialize(ictx, h.opts.Handshake)
+			cancel()
+			if err != nil {
+				drv.Close()
+				t.Fatal(err)
+			}
+			drivers, driverHosts = append(drivers, &proc{t: t, h: drv}), append(driverHosts, h)
 		}
-		d := &proc{t: t, h: drv}
-		e := beginRunRetrying(t, d, l, run, "p", f != nil)
+		// The run is registered once; every driver's steps belong to it.
+		e := beginRunRetrying(t, drivers[0], l, run, "p", f != nil)
 		epochs, runEpoch[run] = append(epochs, e), e
 
-		inject := f != nil && i == f.round
-		lanesN := lanes - 1
-		if inject {
-			lanesN = lanes
-		}
 		stop := make(chan struct{})
-		errs := make(chan error, lanesN)
+		errs := make([]chan error, driversN)
 		var wg sync.WaitGroup
-		for lane := range lanesN {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs <- drive(d, l, run, lane, f != nil, stop)
-			}()
+		for j, d := range drivers {
+			errs[j] = make(chan error, lanesN)
+			for lane := range lanesN {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[j] <- drive(d, l, run, j*lanes+lane, f != nil, stop)
+				}()
+			}
 		}
 		if inject {
 			time.Sleep(100 * time.Millisecond)
 			began := time.Now()
-			f.do()
+			did := f.do(l)
 			faulted = true
-			t.Logf("%s: injected in kill round %d, took %v; retried -32304 answers so far %v", f.what, i, time.Since(began).Round(time.Millisecond), l.retries())
+			t.Logf("%s: injected in kill round %d with %d drivers on %d hosts (%s), took %v; retried -32304 answers so far %v",
+				f.what, i, driversN, driversN, did, time.Since(began).Round(time.Millisecond), l.retries())
 			// Let the drivers come back through the retries before the kill.
 			time.Sleep(500 * time.Millisecond)
 		}
 		time.Sleep(time.Duration(rng.IntN(41)) * time.Millisecond)
-		if err := drv.Kill(); err != nil {
-			t.Fatal(err)
+		for _, d := range drivers {
+			if err := d.h.Kill(); err != nil {
+				t.Fatal(err)
+			}
 		}
 		close(stop)
 		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Errorf("kill %d (%s): %v\n--- driver wire log ---\n%s", i, h.name, err, drv.WireLog())
+		for j, d := range drivers {
+			close(errs[j])
+			for err := range errs[j] {
+				if err != nil {
+					t.Errorf("kill %d (%s): %v\n--- driver wire log ---\n%s", i, driverHosts[j].name, err, d.h.WireLog())
+				}
 			}
+			if v := d.h.Violations(); len(v) > 0 {
+				t.Errorf("kill %d: driver on %s saw protocol violations: %v", i, driverHosts[j].name, v)
+			}
+			d.h.Close()
 		}
-		if v := drv.Violations(); len(v) > 0 {
-			t.Errorf("kill %d: driver saw protocol violations: %v", i, v)
-		}
-		drv.Close()
-		epochs = verify(t, hosts[(i+1)%hostsN], l, runs, runEpoch, epochs)
+		epochs = verify(t, hosts[(i+driversN)%hostsN], l, runs, runEpoch, epochs)
 		if t.Failed() {
 			t.Fatalf("kill %d of %d (seed %d): invariants broken; ledger %v", i+1, kills, seed, l.counts())
 		}

@@ -9,11 +9,13 @@
 //
 // Some binaries serve exactly another's wire surface over a different
 // store: animus-queue-postgres runs the queue semantics of
-// animus-queue-sqlite (pkg/queuekit/queue) over PostgreSQL. They play that
-// binary's scripts unchanged (sharedScripts in golden_test.go; subtests
-// <binary>/<dir>/<script>), each script in a store of its own — for
-// animus-queue-postgres a fresh schema (e2e/internal/pgqueue) where the
-// SQLite queue gets a fresh project root — and their answers must equal
+// animus-queue-sqlite (pkg/queuekit/queue) over PostgreSQL, and
+// animus-durable-postgres the step log of animus-durable-sqlite
+// (pkg/durablekit). They play that binary's scripts unchanged
+// (sharedScripts in golden_test.go; subtests <binary>/<dir>/<script>),
+// each script in a store of its own — a fresh schema
+// (e2e/internal/pgqueue, e2e/internal/pgdurable) where the SQLite plugin
+// gets a fresh project root — and their answers must equal
 // the same golden section after one more normalisation, Equivalent,
 // applied to both sides: plugin_info.name becomes <PLUGIN-NAME> and
 // plugin_info.description <PLUGIN-DESCRIPTION> (the initialize answer).

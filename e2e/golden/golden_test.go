@@ -13,6 +13,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
 	script "github.com/animus-plugins/animus-plugins/pkg/golden"
 )
@@ -36,6 +37,9 @@ var sharedScripts = map[string][]struct {
 			env[k] = v
 		}
 		return env
+	}}},
+	"durable-sqlite": {{pgdurable.Binary, func(t *testing.T) map[string]string {
+		return pgdurable.New(t).Map(nil)
 	}}},
 }
 

@@ -48,6 +48,13 @@ func DaemonLines(dir string) []DaemonLine {
 			{line06, "written against", "durable protocol 0.1.0 (animus-protocol v0.5.10) and its one real caller, the agent runner's recording fence", "durable.md §5"},
 			{line07, "no change required", perKind + "; the durable store carries no execution fence", "animus-0.7.md §4"},
 		}
+	case "durable-postgres":
+		// The same wire surface as durable-sqlite (both serve
+		// pkg/durablekit), so the same callers on each line.
+		return []DaemonLine{
+			{line06, "written against", "durable protocol 0.1.0 exactly as animus-durable-sqlite serves it (pkg/durablekit) and its one real caller, the agent runner's recording fence; the step log is the namespace `ANIMUS_DURABLE_PG_SCHEMA`, shared by daemons on several machines", "durable.md §5; e2e/durablepostgres"},
+			{line07, "no change required", perKind + "; the durable store carries no execution fence", "animus-0.7.md §4; e2e/durablepostgres"},
+		}
 	case "notifier-webhook":
 		return []DaemonLine{
 			{line06, "written against", "the daemon's NotifierPluginDispatcher: one notify per event, flush on its tick, `*_env` secrets forwarded", "notifier-webhook.md §2"},

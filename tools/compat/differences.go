@@ -28,7 +28,7 @@ const SourceREADME = "README"
 func Differences() []Difference {
 	var out []Difference
 	for _, group := range [][]Difference{
-		subjectDifferences(), queueDifferences(), queuePostgresDifferences(), durableDifferences(),
+		subjectDifferences(), queueDifferences(), queuePostgresDifferences(), durableDifferences(), durablePostgresDifferences(),
 		notifierDifferences(), triggerDifferences(), lokiDifferences(), transportDifferences(),
 	} {
 		out = append(out, group...)
@@ -162,6 +162,19 @@ func queueDifferences() []Difference {
 		{p, SourceREADME, "`ANIMUS_QUEUE_LEASE_TTL_SECS` also drives",
 			"`ANIMUS_QUEUE_LEASE_TTL_SECS` also drives an opt-in old-style reclaim, by age since the lease, which the reference does not have",
 			"entries leased by a crashed process must be reclaimable once an operator turns the setting on, whoever leased them"},
+	}
+}
+
+// durablePostgresDifferences: animus-durable-postgres answers exactly as
+// animus-durable-sqlite does (e2e/durablepostgres TestParity, e2e/golden),
+// so its differences from the crate's contract are durable-sqlite's; what
+// sets it apart from the reference note's recommendation is listed here.
+func durablePostgresDifferences() []Difference {
+	const p = "durable-postgres"
+	return []Difference{
+		{p, "durable.md §1", "file at `<project_root>/.animus/durable.sqlite`",
+			"the step log is the namespace `ANIMUS_DURABLE_PG_SCHEMA` in the database `ANIMUS_DURABLE_PG_DSN` names, not a file under the project root; the binding is still required and checked (`-32305` per call without one), but it is not the key",
+			"a workflow begun on one host is recovered (`recover_in_flight`) on another, where the same project has another root; the wire answers stay animus-durable-sqlite's so that either binary can serve the runner"},
 	}
 }
 

@@ -1,5 +1,5 @@
 // Package compat builds docs/COMPATIBILITY.md, the compatibility matrix of
-// the eight plugins, from the binaries themselves so it cannot drift from
+// the plugins, from the binaries themselves so it cannot drift from
 // what they do (issue 10). For each plugin it records:
 //
 //   - every method the protocol defines for its kind (SpecMethods, a table
@@ -14,8 +14,9 @@
 //     process with every scenario spawned as that line (the queue-v2
 //     suite under 0.7 for a queue the gate accepts), with the same local
 //     fakes the plugin's e2e TestConformance uses (Plugin.Upstream) and,
-//     for animus-queue-postgres, a fresh schema per scenario in the
-//     PostgreSQL cluster of scripts/postgres.sh run (Plugin.Isolate);
+//     for animus-queue-postgres and animus-durable-postgres, a fresh
+//     schema per scenario in the PostgreSQL cluster of scripts/postgres.sh
+//     run (Plugin.Isolate);
 //   - each known difference from the reference plugin and the reason
 //     (Differences), harvested from the plugin READMEs and the reference
 //     notes; tests tie the table to the READMEs item by item.
@@ -25,7 +26,8 @@
 // regenerate the matrix and compare it with the committed file. A missing
 // binary becomes a row that says so instead of an error. The command is
 // tools/cmd/animus-compat, run by `make compat`. The animus-queue-postgres
-// row needs $ANIMUS_PG_TEST_DSN: without it the row reports an error and
-// the command exits non-zero, so run `scripts/postgres.sh run -- make
-// compat` (make e2e already runs under that script).
+// and animus-durable-postgres rows need $ANIMUS_PG_TEST_DSN: without it
+// they report an error and the command exits non-zero, so run
+// `scripts/postgres.sh run -- make compat` (make e2e already runs under
+// that script).
 package compat

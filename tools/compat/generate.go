@@ -189,12 +189,13 @@ type ScenarioNote struct{ ID, Reason string }
 // runConformance drives the conformance runner in process as the command
 // and conformancetest.RequireAllPassUnder do, on a target Prepare made:
 // the scenarios with every process spawned under daemon's handshakes, each
-// in a store of its own when isolate is set (Plugin.Isolate).
+// in a store of its own when stores.Isolate is set (Plugin.Isolate), with
+// stores.Unreachable for the backend-unavailable scenarios.
 // Per-scenario lines go to log (with timings, for the operator), never
 // into the matrix.
-func runConformance(ctx context.Context, target *conformance.Target, scenarios []conformance.Scenario, daemon fakehost.Daemon, isolate conformance.IsolateFunc, log io.Writer) (*Conformance, error) {
+func runConformance(ctx context.Context, target *conformance.Target, scenarios []conformance.Scenario, daemon fakehost.Daemon, stores conformance.Options, log io.Writer) (*Conformance, error) {
 	rep := conformance.RunAll(ctx, target, scenarios, conformance.Options{
-		Timeout: scenarioTimeout, Out: log, Daemon: daemon, Isolate: isolate,
+		Timeout: scenarioTimeout, Out: log, Daemon: daemon, Isolate: stores.Isolate, Unreachable: stores.Unreachable,
 	})
 	if log != nil {
 		fmt.Fprintln(log, rep.Summary())

@@ -19,7 +19,7 @@ import (
 // version line: a change in what a binary serves, refuses or passes, or in
 // the package's tables, fails here until `make compat` is run. Without the
 // binaries, or without the PostgreSQL cluster of scripts/postgres.sh run
-// (the animus-queue-postgres row), it skips (locally) or fails (CI=true,
+// (the animus-queue-postgres and animus-durable-postgres rows), it skips (locally) or fails (CI=true,
 // where `make e2e` has just built them under that cluster).
 func TestCommittedMatrixIsCurrent(t *testing.T) {
 	root := repoRoot(t)
@@ -41,9 +41,9 @@ func TestCommittedMatrixIsCurrent(t *testing.T) {
 		t.Skip(msg + " (with CI=true this is a failure)")
 	}
 	if os.Getenv(envPGTestDSN) == "" {
-		// The animus-queue-postgres row is measured against a real
-		// cluster (postgresUpstream), as make e2e provides.
-		msg := "no $" + envPGTestDSN + ": the animus-queue-postgres row needs PostgreSQL; run via scripts/postgres.sh run -- …"
+		// The animus-queue-postgres and animus-durable-postgres rows are
+		// measured against a real cluster (pgUpstream), as make e2e provides.
+		msg := "no $" + envPGTestDSN + ": the animus-queue-postgres and animus-durable-postgres rows need PostgreSQL; run via scripts/postgres.sh run -- …"
 		if os.Getenv("CI") == "true" {
 			t.Fatal(msg)
 		}

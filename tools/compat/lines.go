@@ -94,11 +94,11 @@ func measureLines(ctx context.Context, p Plugin, bin string, env map[string]stri
 			lr.NotRun = "the daemon refuses to use the plugin (gate)"
 		default:
 			v2 := ml.line == line07 && p.Kind == "queue"
-			var isolate conformance.IsolateFunc
+			stores := conformance.Options{Unreachable: p.Unreachable}
 			if p.Isolate != nil {
-				isolate = p.Isolate(env)
+				stores.Isolate = p.Isolate(env)
 			}
-			if lr.Conformance, err = runConformance(ctx, target, scenariosUnder(target, v2), ml.daemon, isolate, log); err != nil {
+			if lr.Conformance, err = runConformance(ctx, target, scenariosUnder(target, v2), ml.daemon, stores, log); err != nil {
 				return nil, err
 			}
 		}

@@ -36,6 +36,10 @@ type Plugin struct {
 	// for a plugin keyed by a database namespace rather than the bound
 	// project root, as the plugin's e2e TestConformance does.
 	Isolate func(env map[string]string) conformance.IsolateFunc
+	// Unreachable is conformance.Options.Unreachable: the environment
+	// overlay that points the plugin's store at nothing, for the
+	// backend-unavailable scenarios.
+	Unreachable map[string]string
 }
 
 // Binary is the file name of the plugin's binary.
@@ -44,7 +48,7 @@ func (p Plugin) Binary() string { return "animus-" + p.Dir }
 // Name is the manifest name the binary is expected to report.
 func (p Plugin) Name() string { return p.Binary() }
 
-// Plugins lists the eight plugins in the order of the root README's table.
+// Plugins lists the plugins in the order of the root README's table.
 // A test fails when a directory under plugins/ is missing here.
 func Plugins() []Plugin {
 	return []Plugin{
@@ -54,6 +58,9 @@ func Plugins() []Plugin {
 			Upstream: postgresUpstream, Isolate: postgresIsolate,
 			UpstreamNote: "the PostgreSQL cluster `scripts/postgres.sh run` provides (`" + envPGTestDSN + "`), a fresh schema (`ANIMUS_QUEUE_PG_SCHEMA`) per scenario"},
 		{Dir: "durable-sqlite", Kind: "durable_store", Preset: fakehost.PresetDurableClient, Ladder: fakehost.LadderDaemon},
+		{Dir: "durable-postgres", Kind: "durable_store", Preset: fakehost.PresetDurableClient, Ladder: fakehost.LadderDaemon,
+			Upstream: durablePostgresUpstream, Isolate: durablePostgresIsolate, Unreachable: durablePostgresUnreachable,
+			UpstreamNote: "the PostgreSQL cluster `scripts/postgres.sh run` provides (`" + envPGTestDSN + "`), a fresh schema (`ANIMUS_DURABLE_PG_SCHEMA`) per scenario"},
 		{Dir: "notifier-webhook", Kind: "notifier", Preset: fakehost.PresetNotifier, Ladder: fakehost.LadderDaemon,
 			UpstreamNote: "its suite starts its own 127.0.0.1 webhook receiver"},
 		{Dir: "trigger-slack", Kind: "trigger_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon,
@@ -106,33 +113,71 @@ const (
 	envQueuePGSchema = "ANIMUS_QUEUE_PG_SCHEMA"
 )
 
+// The durable-postgres plugin's environment (its manifest's env_required).
+const (
+	envDurablePGDSN    = "ANIMUS_DURABLE_PG_DSN"
+	envDurablePGSchema = "ANIMUS_DURABLE_PG_SCHEMA"
+)
+
 // postgresUpstream mirrors e2e/queuepostgres's TestConformance: the
 // database of $ANIMUS_PG_TEST_DSN and a schema of its own for the probe and
 // the handshakes, dropped at stop. Without a cluster the row cannot be
 // measured, and says how to get one: `make compat` and the staleness test
 // must run under scripts/postgres.sh run (make e2e does).
-func postgresUpstream(context.Context) (map[string]string, func(), error) {
-	dsn := os.Getenv(envPGTestDSN)
-	if dsn == "" {
-		return nil, nil, fmt.Errorf("animus-queue-postgres needs PostgreSQL: no $%s; run under `scripts/postgres.sh run -- …` (e.g. scripts/postgres.sh run -- make compat)", envPGTestDSN)
-	}
-	env := map[string]string{envQueuePGDSN: dsn}
-	schema, drop, err := freshSchema(dsn)
-	if err != nil {
-		return nil, nil, err
-	}
-	env[envQueuePGSchema] = schema
-	return env, drop, nil
+func postgresUpstream(ctx context.Context) (map[string]string, func(), error) {
+	return pgUpstream("animus-queue-postgres", envQueuePGDSN, envQueuePGSchema)
 }
 
 // postgresIsolate gives each scenario a fresh schema in env's database.
 func postgresIsolate(env map[string]string) conformance.IsolateFunc {
+	return pgIsolate(env[envQueuePGDSN], envQueuePGSchema)
+}
+
+// durablePostgresUpstream is postgresUpstream for animus-durable-postgres,
+// as e2e/durablepostgres's TestConformance sets it up.
+func durablePostgresUpstream(ctx context.Context) (map[string]string, func(), error) {
+	return pgUpstream("animus-durable-postgres", envDurablePGDSN, envDurablePGSchema)
+}
+
+// durablePostgresUnreachable points animus-durable-postgres at a loopback
+// port nothing listens on (as e2e/internal/pgdurable.Unreachable).
+var durablePostgresUnreachable = map[string]string{
+	envDurablePGDSN:                        "postgres://animus@127.0.0.1:1/animus?sslmode=disable",
+	"ANIMUS_DURABLE_PG_CONNECT_TIMEOUT_MS": "1000",
+}
+
+// durablePostgresIsolate gives each scenario a fresh schema in env's
+// database: the step log is keyed by the namespace, not the project root.
+func durablePostgresIsolate(env map[string]string) conformance.IsolateFunc {
+	return pgIsolate(env[envDurablePGDSN], envDurablePGSchema)
+}
+
+// pgUpstream is the environment of a PostgreSQL plugin (binary) whose
+// variables are dsnVar and schemaVar: $ANIMUS_PG_TEST_DSN and a fresh
+// schema, dropped at stop.
+func pgUpstream(binary, dsnVar, schemaVar string) (map[string]string, func(), error) {
+	dsn := os.Getenv(envPGTestDSN)
+	if dsn == "" {
+		return nil, nil, fmt.Errorf("%s needs PostgreSQL: no $%s; run under `scripts/postgres.sh run -- …` (e.g. scripts/postgres.sh run -- make compat)", binary, envPGTestDSN)
+	}
+	env := map[string]string{dsnVar: dsn}
+	schema, drop, err := freshSchema(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	env[schemaVar] = schema
+	return env, drop, nil
+}
+
+// pgIsolate gives each scenario a fresh schema (schemaVar) in dsn's
+// database.
+func pgIsolate(dsn, schemaVar string) conformance.IsolateFunc {
 	return func() (map[string]string, func(), error) {
-		schema, drop, err := freshSchema(env[envQueuePGDSN])
+		schema, drop, err := freshSchema(dsn)
 		if err != nil {
 			return nil, nil, err
 		}
-		return map[string]string{envQueuePGSchema: schema}, drop, nil
+		return map[string]string{schemaVar: schema}, drop, nil
 	}
 }
 

@@ -42,10 +42,19 @@ func RequireAllPassEveryDaemon(t *testing.T, binary string, env map[string]strin
 // nil isolate is RequireAllPassEveryDaemon.
 func RequireAllPassEveryDaemonIsolated(t *testing.T, binary string, env map[string]string, isolate conformance.IsolateFunc) []conformance.Report {
 	t.Helper()
+	return RequireAllPassEveryDaemonWith(t, binary, env, conformance.Options{Isolate: isolate})
+}
+
+// RequireAllPassEveryDaemonWith is RequireAllPassEveryDaemon with o's
+// store hooks (Isolate, Unreachable); o.Daemon is set per line.
+func RequireAllPassEveryDaemonWith(t *testing.T, binary string, env map[string]string, o conformance.Options) []conformance.Report {
+	t.Helper()
 	var reps []conformance.Report
 	for _, daemon := range fakehost.Daemons() {
 		t.Run("daemon-"+daemon.String(), func(t *testing.T) {
-			reps = append(reps, requireAllPass(t, binary, env, conformance.Options{Daemon: daemon, Isolate: isolate}))
+			o := o
+			o.Daemon = daemon
+			reps = append(reps, requireAllPass(t, binary, env, o))
 		})
 	}
 	return reps

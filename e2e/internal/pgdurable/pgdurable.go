@@ -87,3 +87,13 @@ func Isolate(dsn string, report func(error)) func() (map[string]string, func(), 
 		}, nil
 	}
 }
+
+// Unreachable is the plugin's environment overlay pointing its store at
+// an address nothing answers at (port 1 on loopback refuses at once), for
+// conformance.Options.Unreachable: the backend-unavailable scenarios.
+func Unreachable() map[string]string {
+	return map[string]string{
+		EnvDSN:                                 "postgres://animus@127.0.0.1:1/animus?sslmode=disable",
+		"ANIMUS_DURABLE_PG_CONNECT_TIMEOUT_MS": "1000",
+	}
+}

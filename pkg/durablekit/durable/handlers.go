@@ -214,6 +214,9 @@ func (s *Service) wireError(ctx context.Context, err error, ref string) error {
 		if be.Busy {
 			msg = "durable store database is busy (another process held the write lock past the busy timeout); retry"
 		}
+		if be.Reason != "" {
+			msg = be.Reason
+		}
 		s.logger().Warn("durable store backend error", "op", be.Op, "busy", be.Busy, "error", be.Err)
 		if p := pluginkit.PeerFrom(ctx); p != nil {
 			p.RecordError(err)

@@ -163,10 +163,10 @@ func pgDump(t *testing.T, st *Store) *storage.Dump {
 	d := &storage.Dump{}
 	err := st.View(ctx, func(r storage.Store) error {
 		s := r.(*Store)
-		if err := s.queryRow(ctx, `SELECT last_epoch, last_commit_seq FROM meta`).Scan(&d.LastEpoch, &d.LastCommitSeq); err != nil {
+		if err := s.runner().QueryRow(ctx, `SELECT last_epoch, last_commit_seq FROM meta`).Scan(&d.LastEpoch, &d.LastCommitSeq); err != nil {
 			return err
 		}
-		rows, err := s.query(ctx, `SELECT run_id, phase_id, epoch, inputs_json, created_at, updated_at
+		rows, err := s.runner().Query(ctx, `SELECT run_id, phase_id, epoch, inputs_json, created_at, updated_at
 			FROM runs ORDER BY run_id COLLATE "C", phase_id COLLATE "C"`)
 		if err != nil {
 			return err
@@ -182,7 +182,7 @@ func pgDump(t *testing.T, st *Store) *storage.Dump {
 			d.Runs = append(d.Runs, r)
 		}
 		rows.Close()
-		rows, err = s.query(ctx, `SELECT step_id, run_id, phase_id, step_name, idempotency_key, state,
+		rows, err = s.runner().Query(ctx, `SELECT step_id, run_id, phase_id, step_name, idempotency_key, state,
 			payload_json, reserved_at, expires_at, outcome, output_json, error_json, committed_at, commit_seq,
 			released_at, release_reason, superseded_by
 			FROM steps ORDER BY step_id COLLATE "C"`)

@@ -16,7 +16,7 @@ import (
 // orders even an unbound call.
 func (s *Store) NextEpoch(ctx context.Context) (int64, error) {
 	var epoch int64
-	if err := s.queryRow(ctx,
+	if err := s.runner().QueryRow(ctx,
 		`UPDATE meta SET last_epoch = last_epoch + 1 WHERE id = 1 RETURNING last_epoch`).Scan(&epoch); err != nil {
 		return 0, backend("next epoch", err)
 	}
@@ -25,7 +25,7 @@ func (s *Store) NextEpoch(ctx context.Context) (int64, error) {
 
 // UpsertRun records a run at epoch, keeping its first non-null inputs.
 func (s *Store) UpsertRun(ctx context.Context, runID, phaseID string, epoch int64, inputs []byte, now time.Time) error {
-	_, err := s.exec(ctx, `
+	_, err := s.runner().Exec(ctx, `
 		INSERT INTO runs (run_id, phase_id, epoch, inputs_json, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $5)
 		ON CONFLICT (run_id, phase_id) DO UPDATE SET
@@ -42,7 +42,7 @@ func (s *Store) UpsertRun(ctx context.Context, runID, phaseID string, epoch int6
 // RunExists reports whether begin_workflow_run registered the run.
 func (s *Store) RunExists(ctx context.Context, runID, phaseID string) (bool, error) {
 	var one int
-	err := s.queryRow(ctx, `SELECT 1 FROM runs WHERE run_id = $1 AND phase_id = $2`, runID, phaseID).Scan(&one)
+	err := s.runner().QueryRow(ctx, `SELECT 1 FROM runs WHERE run_id = $1 AND phase_id = $2`, runID, phaseID).Scan(&one)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	}
@@ -66,7 +66,7 @@ const sqlCommittedSteps = `
 // CommittedSteps are a run's committed steps in commit order; found is
 // false when the run does not exist.
 func (s *Store) CommittedSteps(ctx context.Context, runID, phaseID string) ([]storage.StepRecord, bool, error) {
-	rows, err := s.query(ctx, sqlCommittedSteps, runID, phaseID)
+	rows, err := s.runner().Query(ctx, sqlCommittedSteps, runID, phaseID)
 	if err != nil {
 		return nil, false, backend("committed steps", err)
 	}
@@ -113,7 +113,7 @@ const sqlInFlight = `
 // InFlight is every run above sinceEpoch with outstanding reservations, in
 // epoch order, each with its reservations in the order they were made.
 func (s *Store) InFlight(ctx context.Context, sinceEpoch int64) ([]storage.InFlightRun, error) {
-	rows, err := s.query(ctx, sqlInFlight, sinceEpoch)
+	rows, err := s.runner().Query(ctx, sqlInFlight, sinceEpoch)
 	if err != nil {
 		return nil, backend("in flight", err)
 	}

@@ -25,7 +25,7 @@ func (s *Store) ActiveStep(ctx context.Context, key string) (*storage.Step, erro
 		reserved, exp           int64
 		outcome, output, errout *string
 	)
-	err := s.queryRow(ctx, sqlActiveStep, key).Scan(
+	err := s.runner().QueryRow(ctx, sqlActiveStep, key).Scan(
 		&st.ID, &st.RunID, &st.PhaseID, &st.StepName, &state, &reserved, &exp, &outcome, &output, &errout)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
@@ -42,7 +42,7 @@ func (s *Store) ActiveStep(ctx context.Context, key string) (*storage.Step, erro
 // StepState is a step's state, "" when there is no such step.
 func (s *Store) StepState(ctx context.Context, stepID string) (storage.State, error) {
 	var state string
-	err := s.queryRow(ctx, `SELECT state FROM steps WHERE step_id = $1`, stepID).Scan(&state)
+	err := s.runner().QueryRow(ctx, `SELECT state FROM steps WHERE step_id = $1`, stepID).Scan(&state)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
@@ -54,7 +54,7 @@ func (s *Store) StepState(ctx context.Context, stepID string) (storage.State, er
 
 // InsertReservation adds a reserved step.
 func (s *Store) InsertReservation(ctx context.Context, st storage.Step) error {
-	_, err := s.exec(ctx, `
+	_, err := s.runner().Exec(ctx, `
 		INSERT INTO steps (step_id, run_id, phase_id, step_name, idempotency_key, state, payload_json, reserved_at, expires_at)
 		VALUES ($1, $2, $3, $4, $5, 'reserved', $6, $7, $8)`,
 		st.ID, st.RunID, st.PhaseID, st.StepName, st.IdempotencyKey, nullable(st.Payload), nanos(st.ReservedAt), nanos(st.ExpiresAt))
@@ -66,7 +66,7 @@ func (s *Store) InsertReservation(ctx context.Context, st storage.Step) error {
 
 // Supersede ends a lapsed reservation in favour of the step by.
 func (s *Store) Supersede(ctx context.Context, stepID, by string, now time.Time) error {
-	_, err := s.exec(ctx, `
+	_, err := s.runner().Exec(ctx, `
 		UPDATE steps SET state = 'superseded', released_at = $1, superseded_by = $2
 		WHERE step_id = $3 AND state = 'reserved'`, nanos(now), by, stepID)
 	if err != nil {
@@ -81,11 +81,11 @@ func (s *Store) Supersede(ctx context.Context, stepID, by string, now time.Time)
 // rolled-back allocation rolls back with the row it numbered).
 func (s *Store) Commit(ctx context.Context, stepID, outcome string, output, errJSON []byte, now time.Time) error {
 	var seq int64
-	if err := s.queryRow(ctx,
+	if err := s.runner().QueryRow(ctx,
 		`UPDATE meta SET last_commit_seq = last_commit_seq + 1 WHERE id = 1 RETURNING last_commit_seq`).Scan(&seq); err != nil {
 		return backend("commit seq", err)
 	}
-	_, err := s.exec(ctx, `
+	_, err := s.runner().Exec(ctx, `
 		UPDATE steps SET state = 'committed', outcome = $1, output_json = $2, error_json = $3,
 			committed_at = $4, commit_seq = $5
 		WHERE step_id = $6 AND state = 'reserved'`,
@@ -98,7 +98,7 @@ func (s *Store) Commit(ctx context.Context, stepID, outcome string, output, errJ
 
 // Abandon releases a reservation; false when the step was not reserved.
 func (s *Store) Abandon(ctx context.Context, stepID, reason string, now time.Time) (bool, error) {
-	tag, err := s.exec(ctx, `
+	tag, err := s.runner().Exec(ctx, `
 		UPDATE steps SET state = 'abandoned', released_at = $1, release_reason = $2
 		WHERE step_id = $3 AND state = 'reserved'`, nanos(now), reason, stepID)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/animus-plugins/animus-plugins/pkg/durablekit/storage"
 	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
@@ -88,7 +87,7 @@ func (s *Store) Close() error {
 // Ping checks that the database answers and holds the schema.
 func (s *Store) Ping(ctx context.Context) error {
 	var n int
-	if err := s.queryRow(ctx, `SELECT count(*) FROM meta`).Scan(&n); err != nil {
+	if err := s.runner().QueryRow(ctx, `SELECT count(*) FROM meta`).Scan(&n); err != nil {
 		return backend("ping", err)
 	}
 	if n != 1 {
@@ -162,63 +161,23 @@ func backend(op string, err error) error {
 	if errors.As(err, &be) && err == error(be) {
 		return err
 	}
-	busy := pgkit.SQLState(err) == codeLockNotAvailable || pgkit.IsUnavailable(err)
-	return &storage.BackendError{Op: op, Busy: busy, Err: err}
+	e := &storage.BackendError{Op: op, Err: err, Busy: true}
+	switch {
+	case pgkit.SQLState(err) == codeLockNotAvailable:
+		e.Reason = "durable store database is busy (another process held the namespace lock past the lock timeout); retry"
+	case errors.Is(err, pgkit.ErrCommitUnknown):
+		e.Reason = "durable store database connection lost while committing: the call may have taken effect; retry"
+	case pgkit.IsUnavailable(err):
+		e.Reason = "durable store database unavailable: cannot reach PostgreSQL; retry"
+	default:
+		e.Busy = false
+	}
+	return e
 }
 
-// ctx returns the context a statement runs under: inside a transaction,
-// the attempt's (it carries pgkit's OpTimeout and derives from the
-// context Update or View was given).
-func (s *Store) ctx(ctx context.Context) context.Context {
-	if s.tx != nil && ctx.Err() == nil {
-		return s.txCtx
-	}
-	return ctx
-}
-
-// Outside Update and View each statement is its own transaction on the
-// pool (like SQLite's autocommit), without the namespace lock.
-
-func (s *Store) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	ctx = s.ctx(ctx)
-	if s.tx != nil {
-		return s.tx.Query(ctx, sql, args...)
-	}
-	p, err := s.db.Pool(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return p.Query(ctx, sql, args...)
-}
-
-func (s *Store) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	ctx = s.ctx(ctx)
-	if s.tx != nil {
-		return s.tx.QueryRow(ctx, sql, args...)
-	}
-	p, err := s.db.Pool(ctx)
-	if err != nil {
-		return errRow{err}
-	}
-	return p.QueryRow(ctx, sql, args...)
-}
-
-func (s *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	ctx = s.ctx(ctx)
-	if s.tx != nil {
-		return s.tx.Exec(ctx, sql, args...)
-	}
-	p, err := s.db.Pool(ctx)
-	if err != nil {
-		return pgconn.CommandTag{}, err
-	}
-	return p.Exec(ctx, sql, args...)
-}
-
-// errRow is a pgx.Row whose Scan reports a failure to get a connection.
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
+// runner runs the store's statements (pgkit.Runner): in the bound
+// transaction, or each on its own through the pool.
+func (s *Store) runner() pgkit.Runner { return pgkit.Runner{DB: s.db, Tx: s.tx, TxCtx: s.txCtx} }
 
 // nullable turns an absent JSON value into SQL NULL.
 func nullable(b []byte) *string {

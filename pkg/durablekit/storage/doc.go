@@ -1,6 +1,6 @@
 // Package storage is the boundary between the durable step log's rules
-// (package steplog) and the databases that keep it (sqlitestore, and the
-// PostgreSQL store to come): the rows both sides speak and Store, the one
+// (package steplog) and the databases that keep it (sqlitestore and
+// pgstore): the rows both sides speak and Store, the one
 // interface a backend implements. It holds no SQL and no rules.
 //
 // Update must serialise every read-modify-write of one step log against

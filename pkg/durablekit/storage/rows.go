@@ -63,7 +63,10 @@ type InFlightRun struct {
 type BackendError struct {
 	Op   string
 	Busy bool
-	Err  error
+	// Reason, when set, is what the host is told (never SQL, paths or
+	// secrets); otherwise the protocol words it from Busy.
+	Reason string
+	Err    error
 }
 
 func (e *BackendError) Error() string { return e.Op + ": " + e.Err.Error() }

@@ -11,7 +11,7 @@ import (
 
 // Record appends a to the audit trail.
 func (s *Store) Record(ctx context.Context, a storage.Audit) error {
-	_, err := s.exec(ctx, `INSERT INTO audit (entry_id, subject_key, at, at_ns, method,
+	_, err := s.runner().Exec(ctx, `INSERT INTO audit (entry_id, subject_key, at, at_ns, method,
 		from_status, to_status, workflow_id, reason) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		a.EntryID, a.SubjectKey, a.At, a.AtNS, a.Method, a.From, a.To, a.WorkflowID, a.Reason)
 	if err != nil {
@@ -29,7 +29,7 @@ const sqlPruneAudit = `DELETE FROM audit WHERE seq IN (
 // belong to entries no longer in the queue. Bounded, so a large backlog is
 // worked off a little per call.
 func (s *Store) PruneAudit(ctx context.Context, cutoffNS int64, limit int) error {
-	if _, err := s.exec(ctx, sqlPruneAudit, cutoffNS, limitArg(int64(limit))); err != nil {
+	if _, err := s.runner().Exec(ctx, sqlPruneAudit, cutoffNS, limitArg(int64(limit))); err != nil {
 		return fmt.Errorf("store: prune audit: %w", err)
 	}
 	return nil
@@ -48,7 +48,7 @@ func (s *Store) AuditTrail(ctx context.Context, entryID string, limit int) ([]st
 	} else {
 		q += ` ORDER BY seq DESC LIMIT $1`
 	}
-	out, err := collectAudit(s.query(ctx, q, append(args, limitArg(int64(limit)))...))
+	out, err := collectAudit(s.runner().Query(ctx, q, append(args, limitArg(int64(limit)))...))
 	if err != nil {
 		return nil, fmt.Errorf("store: audit trail: %w", err)
 	}

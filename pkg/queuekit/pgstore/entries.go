@@ -58,7 +58,7 @@ func (s *Store) Get(ctx context.Context, id string) (*storage.Entry, error) {
 }
 
 func (s *Store) one(ctx context.Context, what, q string, args ...any) (*storage.Entry, error) {
-	e, err := scanEntry(s.queryRow(ctx, q, args...).Scan)
+	e, err := scanEntry(s.runner().QueryRow(ctx, q, args...).Scan)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -71,7 +71,7 @@ func (s *Store) one(ctx context.Context, what, q string, args ...any) (*storage.
 // CountSubject counts live old-style entries with the subject key.
 func (s *Store) CountSubject(ctx context.Context, key string) (int, error) {
 	var n int
-	if err := s.queryRow(ctx, sqlCountSubject, key).Scan(&n); err != nil {
+	if err := s.runner().QueryRow(ctx, sqlCountSubject, key).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: count subject: %w", err)
 	}
 	return n, nil
@@ -82,7 +82,7 @@ func (s *Store) CountSubject(ctx context.Context, key string) (int, error) {
 // entries_state_run_at).
 func (s *Store) Counts(ctx context.Context, nowNS int64) (storage.Counts, error) {
 	var c storage.Counts
-	rows, err := s.query(ctx, `SELECT state, n FROM state_counts`)
+	rows, err := s.runner().Query(ctx, `SELECT state, n FROM state_counts`)
 	if err != nil {
 		return c, fmt.Errorf("store: counts: %w", err)
 	}
@@ -106,7 +106,7 @@ func (s *Store) Counts(ctx context.Context, nowNS int64) (storage.Counts, error)
 		return c, fmt.Errorf("store: counts: %w", err)
 	}
 	var deferred int64
-	if err := s.queryRow(ctx, sqlCountDeferred, nowNS).Scan(&deferred); err != nil {
+	if err := s.runner().QueryRow(ctx, sqlCountDeferred, nowNS).Scan(&deferred); err != nil {
 		return c, fmt.Errorf("store: count deferred: %w", err)
 	}
 	c.Deferred = uint64(deferred)
@@ -122,7 +122,7 @@ func (s *Store) List(ctx context.Context, states []string, limit *uint64, offset
 		where, args = ` WHERE state = ANY($1)`, []any{states}
 	}
 	var total int64
-	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM entries`+where, args...).Scan(&total); err != nil {
+	if err := s.runner().QueryRow(ctx, `SELECT COUNT(*) FROM entries`+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("store: list count: %w", err)
 	}
 	var lim *int64 // NULL: LIMIT ALL
@@ -131,7 +131,7 @@ func (s *Store) List(ctx context.Context, states []string, limit *uint64, offset
 		lim = &l
 	}
 	n := len(args)
-	out, err := collect(s.query(ctx, fmt.Sprintf(`SELECT `+entryColumns+` FROM entries`+where+
+	out, err := collect(s.runner().Query(ctx, fmt.Sprintf(`SELECT `+entryColumns+` FROM entries`+where+
 		` ORDER BY ordinal LIMIT $%d OFFSET $%d`, n+1, n+2), append(args, lim, clampU64(offset))...))
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: list: %w", err)
@@ -183,7 +183,7 @@ type walk struct {
 // peek returns the next entry of the stream, or nil at its end.
 func (w *walk) peek(ctx context.Context) (*storage.Entry, error) {
 	if len(w.buf) == 0 && !w.done {
-		batch, err := collect(w.s.query(ctx, w.sql+w.s.forUpdate(), w.bound, w.after, leasableBatch))
+		batch, err := collect(w.s.runner().Query(ctx, w.sql+w.s.forUpdate(), w.bound, w.after, leasableBatch))
 		if err != nil {
 			return nil, err
 		}
@@ -242,7 +242,7 @@ func (s *Store) Leasable(ctx context.Context, nowNS int64, reclaimBefore *int64,
 // Prefix returns, in queue order, every entry whose ordinal is at most
 // maxOrdinal.
 func (s *Store) Prefix(ctx context.Context, maxOrdinal int64) ([]storage.Position, error) {
-	rows, err := s.query(ctx, `SELECT entry_id, ordinal FROM entries WHERE ordinal <= $1 ORDER BY ordinal`, maxOrdinal)
+	rows, err := s.runner().Query(ctx, `SELECT entry_id, ordinal FROM entries WHERE ordinal <= $1 ORDER BY ordinal`, maxOrdinal)
 	if err != nil {
 		return nil, fmt.Errorf("store: prefix: %w", err)
 	}
@@ -265,7 +265,7 @@ func (s *Store) Prefix(ctx context.Context, maxOrdinal int64) ([]storage.Positio
 // earliest run_at strictly after nowNS, or nil when none is deferred.
 func (s *Store) NextRunAt(ctx context.Context, nowNS int64) (*string, error) {
 	var runAt string
-	err := s.queryRow(ctx, sqlNextRunAt, nowNS).Scan(&runAt)
+	err := s.runner().QueryRow(ctx, sqlNextRunAt, nowNS).Scan(&runAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}

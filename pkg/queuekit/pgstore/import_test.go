@@ -122,13 +122,13 @@ func pgDump(t *testing.T, st *Store) *storage.Dump {
 	view(t, st, func(r storage.Store) {
 		s := r.(*Store)
 		var err error
-		if d.Entries, err = collect(s.query(ctx, `SELECT `+entryColumns+` FROM entries ORDER BY ordinal`)); err != nil {
+		if d.Entries, err = collect(s.runner().Query(ctx, `SELECT `+entryColumns+` FROM entries ORDER BY ordinal`)); err != nil {
 			t.Fatal(err)
 		}
-		if d.Audit, err = collectAudit(s.query(ctx, `SELECT `+auditColumns+` FROM audit ORDER BY seq`)); err != nil {
+		if d.Audit, err = collectAudit(s.runner().Query(ctx, `SELECT `+auditColumns+` FROM audit ORDER BY seq`)); err != nil {
 			t.Fatal(err)
 		}
-		rows, err := s.query(ctx, `SELECT entry_id, subject_key, qualified_id, subject_generation, workflow_id,
+		rows, err := s.runner().Query(ctx, `SELECT entry_id, subject_key, qualified_id, subject_generation, workflow_id,
 			workflow_generation, lease_owner, lease_generation, lease_expires_at, repo_url, repo_base_ref,
 			repo_head_ref, outcome, finished_at, finished_by FROM finished_entries ORDER BY entry_id COLLATE "C"`)
 		if err != nil {
@@ -144,7 +144,7 @@ func pgDump(t *testing.T, st *Store) *storage.Dump {
 			d.Finished = append(d.Finished, f)
 		}
 		rows.Close()
-		rows, err = s.query(ctx, `SELECT qualified_id, last_generation FROM subject_generations ORDER BY qualified_id COLLATE "C"`)
+		rows, err = s.runner().Query(ctx, `SELECT qualified_id, last_generation FROM subject_generations ORDER BY qualified_id COLLATE "C"`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func pgDump(t *testing.T, st *Store) *storage.Dump {
 			d.Generations = append(d.Generations, g)
 		}
 		rows.Close()
-		rows, err = s.query(ctx, `SELECT idem_key, entry_id, request_hash, bound_at FROM idempotency_bindings ORDER BY idem_key COLLATE "C"`)
+		rows, err = s.runner().Query(ctx, `SELECT idem_key, entry_id, request_hash, bound_at FROM idempotency_bindings ORDER BY idem_key COLLATE "C"`)
 		if err != nil {
 			t.Fatal(err)
 		}

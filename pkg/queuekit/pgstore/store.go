@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
@@ -92,7 +91,7 @@ func (s *Store) Close() error {
 func (s *Store) Ping(ctx context.Context) error {
 	if s.tx != nil {
 		var one int
-		return s.queryRow(ctx, `SELECT 1`).Scan(&one)
+		return s.runner().QueryRow(ctx, `SELECT 1`).Scan(&one)
 	}
 	return s.unavailable(s.db.Ping(ctx))
 }
@@ -158,59 +157,9 @@ func (s *Store) unavailable(err error) error {
 	return err
 }
 
-// ctx returns the context a statement runs under: inside a transaction,
-// the attempt's (it carries pgkit's OpTimeout and derives from the
-// context Update or View was given).
-func (s *Store) ctx(ctx context.Context) context.Context {
-	if s.tx != nil && ctx.Err() == nil {
-		return s.txCtx
-	}
-	return ctx
-}
-
-// Outside Update and View each statement is its own transaction on the
-// pool (like SQLite's autocommit), without the namespace lock.
-
-func (s *Store) query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	ctx = s.ctx(ctx)
-	if s.tx != nil {
-		return s.tx.Query(ctx, sql, args...)
-	}
-	p, err := s.db.Pool(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return p.Query(ctx, sql, args...)
-}
-
-func (s *Store) queryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	ctx = s.ctx(ctx)
-	if s.tx != nil {
-		return s.tx.QueryRow(ctx, sql, args...)
-	}
-	p, err := s.db.Pool(ctx)
-	if err != nil {
-		return errRow{err}
-	}
-	return p.QueryRow(ctx, sql, args...)
-}
-
-func (s *Store) exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	ctx = s.ctx(ctx)
-	if s.tx != nil {
-		return s.tx.Exec(ctx, sql, args...)
-	}
-	p, err := s.db.Pool(ctx)
-	if err != nil {
-		return pgconn.CommandTag{}, err
-	}
-	return p.Exec(ctx, sql, args...)
-}
-
-// errRow is a pgx.Row whose Scan reports a failure to get a connection.
-type errRow struct{ err error }
-
-func (r errRow) Scan(...any) error { return r.err }
+// runner runs the store's statements (pgkit.Runner): in the bound
+// transaction, or each on its own through the pool.
+func (s *Store) runner() pgkit.Runner { return pgkit.Runner{DB: s.db, Tx: s.tx, TxCtx: s.txCtx} }
 
 // forUpdate is the row-lock clause of the candidate reads in a write
 // transaction: rows another transaction holds are skipped, not waited

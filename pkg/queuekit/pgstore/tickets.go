@@ -32,7 +32,7 @@ const sqlFinish = `WITH gone AS (DELETE FROM entries WHERE entry_id = $1 RETURNI
 // in finished_entries with its fence and outcome; an old-style one only
 // in the audit trail.
 func (s *Store) Finish(ctx context.Context, id, outcome, at, by string) error {
-	if _, err := s.exec(ctx, sqlFinish, id, outcome, at, by); err != nil {
+	if _, err := s.runner().Exec(ctx, sqlFinish, id, outcome, at, by); err != nil {
 		return fmt.Errorf("store: finish entry: %w", err)
 	}
 	return nil
@@ -41,7 +41,7 @@ func (s *Store) Finish(ctx context.Context, id, outcome, at, by string) error {
 // GetFinished returns the finished record of an entry, or nil.
 func (s *Store) GetFinished(ctx context.Context, id string) (*storage.Finished, error) {
 	var f storage.Finished
-	err := s.queryRow(ctx, `SELECT entry_id, qualified_id, subject_generation, workflow_id,
+	err := s.runner().QueryRow(ctx, `SELECT entry_id, qualified_id, subject_generation, workflow_id,
 		workflow_generation, lease_owner, lease_generation, lease_expires_at, repo_url, repo_base_ref,
 		repo_head_ref, outcome, finished_by FROM finished_entries WHERE entry_id = $1`, id).Scan(
 		&f.ID, &f.QualifiedID, &f.SubjectGeneration, &f.WorkflowID, &f.WorkflowGeneration, &f.LeaseOwner,
@@ -58,7 +58,7 @@ func (s *Store) GetFinished(ctx context.Context, id string) (*storage.Finished, 
 // GetBinding returns the binding of key, or nil.
 func (s *Store) GetBinding(ctx context.Context, key string) (*storage.Binding, error) {
 	var b storage.Binding
-	err := s.queryRow(ctx, `SELECT entry_id, request_hash FROM idempotency_bindings WHERE idem_key = $1`, key).
+	err := s.runner().QueryRow(ctx, `SELECT entry_id, request_hash FROM idempotency_bindings WHERE idem_key = $1`, key).
 		Scan(&b.EntryID, &b.RequestHash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
@@ -71,7 +71,7 @@ func (s *Store) GetBinding(ctx context.Context, key string) (*storage.Binding, e
 
 // Bind binds key to an entry forever.
 func (s *Store) Bind(ctx context.Context, key, entryID, hash, at string) error {
-	_, err := s.exec(ctx, `INSERT INTO idempotency_bindings (idem_key, entry_id, request_hash, bound_at)
+	_, err := s.runner().Exec(ctx, `INSERT INTO idempotency_bindings (idem_key, entry_id, request_hash, bound_at)
 		VALUES ($1, $2, $3, $4)`, key, entryID, hash, at)
 	if err != nil {
 		return fmt.Errorf("store: bind key: %w", err)
@@ -92,7 +92,7 @@ const sqlNextGeneration = `INSERT INTO subject_generations AS g (qualified_id, l
 // both the recorded counter and the highest live generation, recorded.
 func (s *Store) NextGeneration(ctx context.Context, qid string) (int64, error) {
 	var next int64
-	if err := s.queryRow(ctx, sqlNextGeneration, qid).Scan(&next); err != nil {
+	if err := s.runner().QueryRow(ctx, sqlNextGeneration, qid).Scan(&next); err != nil {
 		return 0, fmt.Errorf("store: next generation: %w", err)
 	}
 	return next, nil
@@ -100,7 +100,7 @@ func (s *Store) NextGeneration(ctx context.Context, qid string) (int64, error) {
 
 // SetIdentity gives an old-style entry its canonical id and generation.
 func (s *Store) SetIdentity(ctx context.Context, id, qid string, generation int64) error {
-	_, err := s.exec(ctx, `UPDATE entries SET qualified_id = $1, subject_generation = $2 WHERE entry_id = $3`,
+	_, err := s.runner().Exec(ctx, `UPDATE entries SET qualified_id = $1, subject_generation = $2 WHERE entry_id = $3`,
 		qid, generation, id)
 	if err != nil {
 		return fmt.Errorf("store: set identity: %w", err)
@@ -133,7 +133,7 @@ func (s *Store) LiveTicketed(ctx context.Context, qid string) (*storage.Entry, e
 // entries that may be of qid: those stored with it and those without a
 // canonical id (the caller decides from the dispatch).
 func (s *Store) OldStyleOf(ctx context.Context, qid string) ([]*storage.Entry, error) {
-	out, err := collect(s.query(ctx, sqlOldStyleOf, qid))
+	out, err := collect(s.runner().Query(ctx, sqlOldStyleOf, qid))
 	if err != nil {
 		return nil, fmt.Errorf("store: old-style of subject: %w", err)
 	}
@@ -144,7 +144,7 @@ func (s *Store) OldStyleOf(ctx context.Context, qid string) ([]*storage.Entry, e
 // ticketed or not; in a write transaction rows another transaction holds
 // are skipped (FOR UPDATE SKIP LOCKED).
 func (s *Store) V2Candidates(ctx context.Context, nowNS int64, limit int) ([]*storage.Entry, error) {
-	out, err := collect(s.query(ctx, sqlV2Candidates+s.forUpdate(), nowNS, limitArg(int64(limit))))
+	out, err := collect(s.runner().Query(ctx, sqlV2Candidates+s.forUpdate(), nowNS, limitArg(int64(limit))))
 	if err != nil {
 		return nil, fmt.Errorf("store: v2 candidates: %w", err)
 	}

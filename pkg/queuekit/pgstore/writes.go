@@ -38,7 +38,7 @@ const (
 // Insert appends e at the tail of the queue (e.Ordinal is set) and records
 // the Store's project root with it.
 func (s *Store) Insert(ctx context.Context, e *storage.Entry) error {
-	err := s.queryRow(ctx, sqlInsert,
+	err := s.runner().QueryRow(ctx, sqlInsert,
 		e.ID, e.State, e.SubjectKey, e.TaskID, e.WorkflowRef, e.WorkflowID, e.EnqueuedAt, e.AssignedAt,
 		e.HeldAt, e.RunAt, e.RunAtNS, e.ExpireAfterSecs, e.ExpireAtNS, e.LeaseExpiresNS, string(e.Dispatch),
 		e.AssignedAtNS, e.QualifiedID, e.SubjectGeneration, e.WorkflowGeneration, e.LeaseOwner,
@@ -52,7 +52,7 @@ func (s *Store) Insert(ctx context.Context, e *storage.Entry) error {
 
 // Save writes the fields a status transition changes.
 func (s *Store) Save(ctx context.Context, e *storage.Entry) error {
-	_, err := s.exec(ctx, `UPDATE entries SET state = $1, workflow_id = $2, assigned_at = $3,
+	_, err := s.runner().Exec(ctx, `UPDATE entries SET state = $1, workflow_id = $2, assigned_at = $3,
 		held_at = $4, lease_expires_ns = $5, assigned_at_ns = $6, qualified_id = $7, subject_generation = $8,
 		workflow_generation = $9, lease_owner = $10, lease_generation = $11, lease_expires_at = $12
 		WHERE entry_id = $13`,
@@ -66,7 +66,7 @@ func (s *Store) Save(ctx context.Context, e *storage.Entry) error {
 
 // Delete removes a live entry.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	if _, err := s.exec(ctx, `DELETE FROM entries WHERE entry_id = $1`, id); err != nil {
+	if _, err := s.runner().Exec(ctx, `DELETE FROM entries WHERE entry_id = $1`, id); err != nil {
 		return fmt.Errorf("store: delete entry: %w", err)
 	}
 	return nil
@@ -74,7 +74,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 
 // SetOrdinal moves an entry to a queue position.
 func (s *Store) SetOrdinal(ctx context.Context, id string, ordinal int64) error {
-	if _, err := s.exec(ctx, `UPDATE entries SET ordinal = $1 WHERE entry_id = $2`, ordinal, id); err != nil {
+	if _, err := s.runner().Exec(ctx, `UPDATE entries SET ordinal = $1 WHERE entry_id = $2`, ordinal, id); err != nil {
 		return fmt.Errorf("store: set ordinal: %w", err)
 	}
 	return nil
@@ -85,7 +85,7 @@ func (s *Store) SetOrdinal(ctx context.Context, id string, ordinal int64) error 
 // (and a ticketed one as finished, dropped). It returns how many went.
 func (s *Store) SweepExpired(ctx context.Context, nowNS int64, at, method string) (int64, error) {
 	var n int64
-	if err := s.queryRow(ctx, sqlSweep, nowNS, at, method).Scan(&n); err != nil {
+	if err := s.runner().QueryRow(ctx, sqlSweep, nowNS, at, method).Scan(&n); err != nil {
 		return 0, fmt.Errorf("store: sweep: %w", err)
 	}
 	return n, nil
