@@ -12,6 +12,7 @@ require (
 )
 
 require (
+	github.com/animus-plugins/animus-plugins/pkg/pluginkit v0.0.0 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/golang/snappy v1.0.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
