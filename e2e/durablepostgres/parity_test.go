@@ -2,7 +2,6 @@ package durablepostgres
 
 import (
 	"context"
-	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/parity"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 	script "github.com/animus-plugins/animus-plugins/pkg/golden"
@@ -84,7 +84,7 @@ func TestParity(t *testing.T) {
 					t.Errorf("%s: %s on both binaries: %s | %s", id, w.Status, w.Reason, g.Reason)
 					continue
 				}
-				wf, gf := normalise(pluginFrames(w.WireLog)), normalise(pluginFrames(g.WireLog))
+				wf, gf := normaliser.Normalise(parity.PluginFrames(w.WireLog)), normaliser.Normalise(parity.PluginFrames(g.WireLog))
 				if !strings.Contains(wf, `"jsonrpc"`) {
 					t.Errorf("%s: no plugin frame recorded for %s", id, sqliteName)
 					continue
@@ -111,75 +111,14 @@ func keys(m map[string]string) []string {
 	return out
 }
 
-// pluginFrames keeps, from a scenario's wire log (conformance.Result), the
-// process headers without their pids and the frames the plugin sent
-// without their timestamps.
-func pluginFrames(wire string) []string {
-	var out []string
-	for _, line := range strings.Split(wire, "\n") {
-		if head, ok := strings.CutPrefix(line, "--- process "); ok {
-			n, _, _ := strings.Cut(head, " ")
-			out = append(out, "--- process "+n)
-			continue
-		}
-		if _, frame, ok := strings.Cut(line, " << "); ok {
-			out = append(out, frame)
-		}
-	}
-	return out
-}
-
-// The normalisation, in order. Identifiers minted at run time become
-// numbered placeholders by first appearance in the scenario, so that two
-// frames naming the same step still do after it; everything else that
-// differs between two runs of one binary becomes a fixed placeholder.
-var (
-	reUUID = regexp.MustCompile(`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`)
-	reULID = regexp.MustCompile(`\b[0-9A-HJKMNP-TV-Z]{26}\b`)
+// normaliser is the durable store's parity normalisation
+// (parity.Normaliser): besides the shared rewrites, step ids → <STEP-n>.
+// Epochs are kept: each scenario starts from an empty store on both
+// binaries, so they must count alike.
+var normaliser = parity.Normaliser{
+	Name: regexp.MustCompile(`animus-durable-(sqlite|postgres)\b`),
 	// durablekit's step ids: step_ and 128 random bits in hex.
-	reStep = regexp.MustCompile(`\bstep_[0-9a-f]{32}\b`)
-	reTime = regexp.MustCompile(`\b[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})?`)
-	// health/check's process figures.
-	reHealth = regexp.MustCompile(`"(uptime_ms|memory_usage_bytes)":[0-9]+`)
-	// The plugin's identity: its name wherever it appears, its description.
-	rePluginName = regexp.MustCompile(`animus-durable-(sqlite|postgres)\b`)
-	reDesc       = regexp.MustCompile(`("plugin_info":\{[^{}]*"description":)"(?:[^"\\]|\\.)*"`)
-)
-
-// normalise rewrites one run's frames: UUIDs → <UUID-n>, ULIDs → <ULID-n>,
-// step ids → <STEP-n> (each numbered by first appearance), RFC 3339 timestamps → <TIME>,
-// health/check's uptime_ms and memory_usage_bytes → <N>, the plugin's
-// name → <PLUGIN> and plugin_info.description → <DESCRIPTION>. Pids and
-// wire-log timestamps are already gone (pluginFrames). Epochs are kept:
-// each scenario starts from an empty store on both binaries, so they must
-// count alike.
-func normalise(frames []string) string {
-	seen := map[string]string{}
-	count := map[string]int{}
-	number := func(kind string) func(string) string {
-		return func(s string) string {
-			if p, ok := seen[s]; ok {
-				return p
-			}
-			count[kind]++
-			p := fmt.Sprintf("<%s-%d>", kind, count[kind])
-			seen[s] = p
-			return p
-		}
-	}
-	var b strings.Builder
-	for _, f := range frames {
-		f = reUUID.ReplaceAllStringFunc(f, number("UUID"))
-		f = reULID.ReplaceAllStringFunc(f, number("ULID"))
-		f = reStep.ReplaceAllStringFunc(f, number("STEP"))
-		f = reTime.ReplaceAllString(f, "<TIME>")
-		f = reHealth.ReplaceAllString(f, `"$1":<N>`)
-		f = rePluginName.ReplaceAllString(f, "<PLUGIN>")
-		f = reDesc.ReplaceAllString(f, `${1}"<DESCRIPTION>"`)
-		b.WriteString(f)
-		b.WriteByte('\n')
-	}
-	return b.String()
+	Minted: []parity.Minted{{Re: regexp.MustCompile(`\bstep_[0-9a-f]{32}\b`), Kind: parity.Always("STEP")}},
 }
 
 // TestNormalise pins the parity normalisation: minted ids numbered by
@@ -199,7 +138,7 @@ func TestNormalise(t *testing.T) {
 		`{"step_id":"<STEP-1>","other":"<STEP-2>","again":"<STEP-1>"}` + "\n" +
 		`{"reservation_expires_at":"<TIME>","uptime_ms":<N>,"epoch":2}` + "\n" +
 		"--- process 2\n"
-	if got := normalise(pluginFrames(wire)); got != want {
+	if got := normaliser.Normalise(parity.PluginFrames(wire)); got != want {
 		t.Errorf("normalise:\n%s\nwant:\n%s", got, want)
 	}
 }

@@ -102,3 +102,10 @@ func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
+
+// CodeLockNotAvailable is lock_not_available: a wait past lock_timeout.
+const CodeLockNotAvailable = "55P03"
+
+// IsLockTimeout reports whether err is a lock wait that outlasted
+// lock_timeout (another writer held the lock): busy, a retry may succeed.
+func IsLockTimeout(err error) bool { return SQLState(err) == CodeLockNotAvailable }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/animus-plugins/animus-plugins/pkg/durablekit/pgstore"
@@ -75,43 +74,19 @@ func sqliteOnly(t *testing.T, why string) {
 	}
 }
 
-// pgSchemas maps a bound project root to its PostgreSQL namespace, so
-// every service of one project (reopened services) shares one step log,
-// and each project has its own.
-var pgSchemas = struct {
-	sync.Mutex
-	m map[string]string
-}{m: map[string]string{}}
-
 // pgOpen opens the bound root's namespace (a fresh schema on first use,
 // dropped when the test ends) with pgstore, as a PostgreSQL durable plugin
 // would.
 func pgOpen(t *testing.T) func(ctx context.Context, root string) (storage.Store, error) {
 	dsn := pgtest.DSN(t) // on the test goroutine: it may skip
 	return func(ctx context.Context, root string) (storage.Store, error) {
-		db, err := pgkit.Open(pgkit.Options{DSN: dsn, Schema: pgSchema(t, dsn, root), MaxConns: 2, AppName: "durable-test"})
+		db, err := pgkit.Open(pgkit.Options{DSN: dsn, Schema: pgtest.SchemaFor(t, dsn, root), MaxConns: 2, AppName: "durable-test"})
 		if err != nil {
 			return nil, err
 		}
 		t.Cleanup(db.Close) // idempotent: the service's Close closes it first
 		return pgstore.Open(ctx, pgstore.Options{DB: db})
 	}
-}
-
-func pgSchema(t *testing.T, dsn, root string) string {
-	pgSchemas.Lock()
-	defer pgSchemas.Unlock()
-	if s, ok := pgSchemas.m[root]; ok {
-		return s
-	}
-	s := pgtest.Schema(t, dsn)
-	pgSchemas.m[root] = s
-	t.Cleanup(func() {
-		pgSchemas.Lock()
-		delete(pgSchemas.m, root)
-		pgSchemas.Unlock()
-	})
-	return s
 }
 
 // env builds a getenv from pairs.

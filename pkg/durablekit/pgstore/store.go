@@ -149,9 +149,6 @@ func wrap(op string, err, fnErr error) error {
 	return backend(op, err)
 }
 
-// Lock-not-available: lock_timeout ran out.
-const codeLockNotAvailable = "55P03"
-
 // backend wraps a database failure. Busy (retrying may succeed) for a lock
 // wait past LockTimeout and for an unreachable database, including a
 // COMMIT whose answer was lost (pgkit.ErrCommitUnknown). pgkit's and pgx's
@@ -163,7 +160,7 @@ func backend(op string, err error) error {
 	}
 	e := &storage.BackendError{Op: op, Err: err, Busy: true}
 	switch {
-	case pgkit.SQLState(err) == codeLockNotAvailable:
+	case pgkit.IsLockTimeout(err):
 		e.Reason = "durable store database is busy (another process held the namespace lock past the lock timeout); retry"
 	case errors.Is(err, pgkit.ErrCommitUnknown):
 		e.Reason = "durable store database connection lost while committing: the call may have taken effect; retry"

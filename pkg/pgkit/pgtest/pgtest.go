@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -199,4 +200,30 @@ func terminate(ctx context.Context, dsn, cond, arg string) (int, error) {
 		FROM pg_stat_activity
 		WHERE pid <> pg_backend_pid() AND backend_type = 'client backend' AND `+cond, arg).Scan(&n)
 	return n, err
+}
+
+// keyed maps a test-chosen key (a bound project root) to its schema.
+var keyed = struct {
+	sync.Mutex
+	m map[string]string
+}{m: map[string]string{}}
+
+// SchemaFor is Schema once per key: every caller with the same key (every
+// service bound to one project root: peers, reopened services) shares
+// one schema, and each key has its own; it is dropped when t ends.
+func SchemaFor(t testing.TB, dsn, key string) string {
+	t.Helper()
+	keyed.Lock()
+	defer keyed.Unlock()
+	if s, ok := keyed.m[key]; ok {
+		return s
+	}
+	s := Schema(t, dsn)
+	keyed.m[key] = s
+	t.Cleanup(func() {
+		keyed.Lock()
+		delete(keyed.m, key)
+		keyed.Unlock()
+	})
+	return s
 }

@@ -129,9 +129,6 @@ func (s *Store) within(ctx context.Context, tx pgx.Tx, write bool) *Store {
 	return &Store{db: s.db, root: s.root, lockTimeout: s.lockTimeout, begin: s.begin, tx: tx, txCtx: ctx, write: write}
 }
 
-// Lock-not-available: lock_timeout ran out.
-const codeLockNotAvailable = "55P03"
-
 // unavailable words the failures a retry may cure for the host (-32205):
 // the lock timeout and an unreachable database. The queue's own errors
 // and everything else pass through unchanged. No Reason carries the DSN.
@@ -144,7 +141,7 @@ func (s *Store) unavailable(err error) error {
 	if errors.As(err, &pe) || errors.As(err, &ue) {
 		return err
 	}
-	if pgkit.SQLState(err) == codeLockNotAvailable {
+	if pgkit.IsLockTimeout(err) {
 		return &storage.UnavailableError{Err: err, Reason: fmt.Sprintf(
 			"queue lock acquisition failed: another process held the queue for longer than the lock timeout (%v); retry", s.lockTimeout)}
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -218,43 +217,19 @@ func sqliteOnly(t *testing.T, why string) {
 	}
 }
 
-// pgSchemas maps a bound project root to its PostgreSQL namespace, so
-// every service of one fixture project (peers, reopened services) shares
-// one queue, and each project has its own.
-var pgSchemas = struct {
-	sync.Mutex
-	m map[string]string
-}{m: map[string]string{}}
-
 // pgOpen opens the bound root's namespace (a fresh schema on first use,
 // dropped when the test ends) with pgstore, as a PostgreSQL queue plugin
 // would. testConfig.BusyTimeout is the lock timeout.
 func pgOpen(t *testing.T, c testConfig) func(ctx context.Context, root string) (storage.Store, error) {
 	dsn := pgtest.DSN(t) // on the test goroutine: it may skip
 	return func(ctx context.Context, root string) (storage.Store, error) {
-		db, err := pgkit.Open(pgkit.Options{DSN: dsn, Schema: pgSchema(t, dsn, root), MaxConns: 2, AppName: "queue-test"})
+		db, err := pgkit.Open(pgkit.Options{DSN: dsn, Schema: pgtest.SchemaFor(t, dsn, root), MaxConns: 2, AppName: "queue-test"})
 		if err != nil {
 			return nil, err
 		}
 		t.Cleanup(db.Close)
 		return pgstore.Open(ctx, pgstore.Options{DB: db, ProjectRoot: root, LockTimeout: c.BusyTimeout})
 	}
-}
-
-func pgSchema(t *testing.T, dsn, root string) string {
-	pgSchemas.Lock()
-	defer pgSchemas.Unlock()
-	if s, ok := pgSchemas.m[root]; ok {
-		return s
-	}
-	s := pgtest.Schema(t, dsn)
-	pgSchemas.m[root] = s
-	t.Cleanup(func() {
-		pgSchemas.Lock()
-		delete(pgSchemas.m, root)
-		pgSchemas.Unlock()
-	})
-	return s
 }
 
 // backendSQL picks the statement of the backend under test.

@@ -144,7 +144,7 @@ func (f *fixture) rawExec(query string, args ...any) {
 		dsn := pgtest.DSN(f.t)
 		c := pgtest.Connect(f.t, dsn)
 		ctx := context.Background()
-		if _, err := c.Exec(ctx, "SET search_path TO "+pgSchema(f.t, dsn, f.dir)); err != nil {
+		if _, err := c.Exec(ctx, "SET search_path TO "+pgtest.SchemaFor(f.t, dsn, f.dir)); err != nil {
 			f.t.Fatal(err)
 		}
 		for n := 1; strings.Contains(query, "?"); n++ {
