@@ -22,7 +22,7 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))
 PLUGINS := $(foreach d,$(PLUGIN_DIRS),$(BIN)/animus-$(notdir $(d))) $(BIN)/animus-example
 TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo $(BIN)/fakeloki
-MODULES := pkg/pluginkit pkg/sqlitex pkg/pgkit pkg/queuekit pkg/durablekit pkg/golden e2e e2e/fakeloki e2e/fakeslack tools examples/animus-example $(PLUGIN_DIRS)
+MODULES := pkg/pluginkit pkg/sqlitex pkg/pgkit pkg/queuekit pkg/durablekit pkg/subjectkit pkg/golden e2e e2e/fakeloki e2e/fakeslack tools examples/animus-example $(PLUGIN_DIRS)
 UNIT_PKGS := $(foreach m,$(filter-out e2e tools,$(MODULES)),./$(m)/...) ./e2e/fakehost/... ./e2e/schemacheck/...
 FUZZTIME ?= 30s
 
@@ -88,6 +88,7 @@ unit:
 	$(PG_RUN) go test -race -count=1 $(UNIT_PKGS)
 	$(PG_RUN) env ANIMUS_QUEUE_TEST_BACKEND=postgres go test -race -count=1 ./pkg/queuekit/queue/
 	$(PG_RUN) env ANIMUS_DURABLE_TEST_BACKEND=postgres go test -race -count=1 ./pkg/durablekit/steplog/ ./pkg/durablekit/durable/
+	$(PG_RUN) env ANIMUS_SUBJECT_TEST_BACKEND=postgres go test -race -count=1 ./pkg/subjectkit/subjects/
 
 # e2e drives the built binaries; ANIMUS_BIN_DIR tells the tests where they are.
 # (the fake host's and schemacheck's own tests already ran in unit). The

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/subjects"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/backend"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/config"
 )
@@ -23,7 +24,7 @@ func newPlugin(getenv func(string) string) pluginkit.Plugin {
 	// --manifest must describe the plugin whatever the environment;
 	// serving fails in Preflight instead (stderr, exit 1).
 	cfg, cfgErr := config.Load(getenv)
-	app := backend.New(cfg)
+	app := subjects.New(subjects.Options{Rules: cfg.Rules, Open: backend.Opener(cfg)})
 	mux := pluginkit.NewMux()
 	app.Register(mux)
 	return pluginkit.Plugin{

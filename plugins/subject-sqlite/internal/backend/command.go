@@ -6,8 +6,8 @@ import (
 	"io"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/sqlitestore"
 	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/config"
-	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/store"
 )
 
 // MigrateCommand is `animus-subject-sqlite migrate`: for operators who run
@@ -20,7 +20,7 @@ func MigrateCommand(cfg config.Config, cfgErr error, stdout, stderr io.Writer) p
 				fmt.Fprintf(stderr, "invalid configuration: %v\n", cfgErr)
 				return 1
 			}
-			st, err := store.Open(ctx, store.Options{Path: cfg.DBPath, BusyTimeout: cfg.BusyTimeout, AutoMigrate: true})
+			st, err := sqlitestore.Open(ctx, sqlitestore.Options{Path: cfg.DBPath, BusyTimeout: cfg.BusyTimeout, AutoMigrate: true})
 			if err != nil {
 				fmt.Fprintf(stderr, "migrate: %v\n", err)
 				return 1

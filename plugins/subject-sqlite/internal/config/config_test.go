@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/subjects"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -14,7 +16,7 @@ func TestLoadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{DBPath: DefaultDBPath, Kinds: []string{"task"}, AutoMigrate: true, WatchPoll: 250 * time.Millisecond, BusyTimeout: 5 * time.Second}
+	want := Config{Rules: subjects.Rules{Kinds: []string{"task"}, WatchPoll: 250 * time.Millisecond}, DBPath: DefaultDBPath, AutoMigrate: true, BusyTimeout: 5 * time.Second}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got %+v", c)
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
-	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/model"
-	"github.com/animus-plugins/animus-plugins/plugins/subject-sqlite/internal/store"
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/model"
+	store "github.com/animus-plugins/animus-plugins/pkg/subjectkit/sqlitestore"
 )
 
 func main() {

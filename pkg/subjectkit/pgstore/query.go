@@ -1,0 +1,227 @@
+package pgstore
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/model"
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/storage"
+)
+
+// args collects query arguments and names their placeholders.
+type args []any
+
+func (a *args) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// where renders f as a WHERE clause over subjects s. It must agree with
+// model.Filter.Match (and sqlitestore's where) field for field.
+func where(f *model.Filter, hints model.Hints, a *args) string {
+	var conds []string
+	in := func(col string, vals []string) {
+		conds = append(conds, col+" = ANY("+a.add(vals)+"::text[])")
+	}
+	if len(f.Kind) > 0 {
+		in("s.kind", f.Kind)
+	}
+	if len(f.ScopeKinds) > 0 {
+		in("s.kind", f.ScopeKinds)
+	}
+	if len(f.Status) > 0 {
+		st := make([]string, len(f.Status))
+		for i, s := range f.Status {
+			st[i] = string(s)
+		}
+		in("s.status", st)
+	}
+	if len(f.Assignee) > 0 {
+		in("s.assignee", f.Assignee)
+	}
+	if len(f.LabelsAny) > 0 {
+		conds = append(conds, "EXISTS (SELECT 1 FROM subject_labels l WHERE l.seq = s.seq AND l.label = ANY("+a.add(f.LabelsAny)+"::text[]))")
+	}
+	if all := storage.Dedupe(f.LabelsAll); len(all) > 0 {
+		conds = append(conds, "(SELECT count(*) FROM subject_labels l WHERE l.seq = s.seq AND l.label = ANY("+a.add(all)+"::text[])) = "+a.add(len(all)))
+	}
+	if f.UpdatedSince != nil {
+		conds = append(conds, "s.updated_at_ns >= "+a.add(f.UpdatedSince.UnixNano()))
+	}
+	if f.NativeStatus != nil {
+		conds = append(conds, "s.native_status = "+a.add(*f.NativeStatus))
+	}
+	if f.DispatchLabel != nil {
+		// Labels derive from native statuses through the configured hints,
+		// so the filter is a native_status set (empty: no match).
+		if natives := hints.NativesWithLabel(*f.DispatchLabel); len(natives) > 0 {
+			in("s.native_status", natives)
+		} else {
+			conds = append(conds, "false")
+		}
+	}
+	if f.HasAttachmentKind != nil {
+		conds = append(conds, "s.attachments IS NOT NULL AND EXISTS (SELECT 1 FROM json_array_elements(s.attachments::json) x WHERE x->>'kind' = "+a.add(*f.HasAttachmentKind)+")")
+	}
+	if len(conds) == 0 {
+		return "true"
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// List returns one page in seq order, with exact keyset paging, and the
+// total, all from one snapshot.
+func (s *Store) List(ctx context.Context, q storage.Query) (storage.Page, error) {
+	var p storage.Page
+	err := s.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		p = storage.Page{}
+		var a args
+		cond := where(&q.Filter, s.hints, &a)
+		var err error
+		if p.Total, err = s.total(ctx, tx, cond, a); err != nil {
+			return err
+		}
+		sql := "SELECT " + storage.Columns + " FROM subjects s WHERE " + cond + " AND s.seq > " + a.add(q.After) +
+			" ORDER BY s.seq LIMIT " + a.add(q.Limit+1)
+		rows, err := tx.Query(ctx, sql, a...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		size := 0
+		for rows.Next() {
+			if len(p.Subjects) == q.Limit || (q.MaxBytes > 0 && size >= q.MaxBytes) {
+				p.More = true
+				break
+			}
+			sub, err := scanRow(rows)
+			if err != nil {
+				return err
+			}
+			size += storage.ApproxSize(sub)
+			p.Subjects = append(p.Subjects, sub)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return fillChildren(ctx, tx, p.Subjects)
+	})
+	return p, err
+}
+
+// total counts the matches of cond, or answers from the cache (see
+// storage.Totals): the generation is read in the same snapshot.
+func (s *Store) total(ctx context.Context, tx pgx.Tx, cond string, a args) (int64, error) {
+	var gen int64
+	if err := tx.QueryRow(ctx, `SELECT last_event_seq FROM meta`).Scan(&gen); err != nil {
+		return 0, err
+	}
+	key := storage.TotalsKey(cond, a)
+	if n, ok := s.totals.Get(gen, key); ok {
+		return n, nil
+	}
+	var n int64
+	if err := tx.QueryRow(ctx, "SELECT count(*) FROM subjects s WHERE "+cond, a...).Scan(&n); err != nil {
+		return 0, err
+	}
+	s.totals.Put(gen, key, n)
+	return n, nil
+}
+
+func scanRow(r pgx.Row) (*model.Subject, error) {
+	var row storage.Row
+	if err := r.Scan(row.Dest()...); err != nil {
+		return nil, err
+	}
+	return row.Subject()
+}
+
+// Get returns the subject with native id (the ULID).
+func (s *Store) Get(ctx context.Context, native string) (*model.Subject, error) {
+	var sub *model.Subject
+	err := s.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if sub, err = getOne(ctx, tx, native); err != nil {
+			return err
+		}
+		return fillChildren(ctx, tx, []*model.Subject{sub})
+	})
+	return sub, err
+}
+
+func getOne(ctx context.Context, tx pgx.Tx, native string) (*model.Subject, error) {
+	return scanRow(tx.QueryRow(ctx, "SELECT "+storage.Columns+" FROM subjects s WHERE s.native_id = $1", native))
+}
+
+// Next returns the ready subject of the given kinds with the highest
+// priority (none last, as SQLite orders NULL), then the oldest.
+func (s *Store) Next(ctx context.Context, kinds []string) (*model.Subject, error) {
+	var sub *model.Subject
+	err := s.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		sub, err = scanRow(tx.QueryRow(ctx, "SELECT "+storage.Columns+` FROM subjects s WHERE s.kind = ANY($1::text[])
+			AND s.status = 'ready' ORDER BY s.priority DESC NULLS LAST, s.seq LIMIT 1`, kinds))
+		if err == pgx.ErrNoRows {
+			sub = nil
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return fillChildren(ctx, tx, []*model.Subject{sub})
+	})
+	return sub, err
+}
+
+// fillChildren computes children from parent_id in one query.
+func fillChildren(ctx context.Context, tx pgx.Tx, subs []*model.Subject) error {
+	if len(subs) == 0 {
+		return nil
+	}
+	byID := make(map[string]*model.Subject, len(subs))
+	ids := make([]string, 0, len(subs))
+	for _, sub := range subs {
+		byID[sub.ID] = sub
+		ids = append(ids, sub.ID)
+	}
+	rows, err := tx.Query(ctx, `SELECT parent_id, id FROM subjects WHERE parent_id = ANY($1::text[]) ORDER BY seq`, ids)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var parent, id string
+		if err := rows.Scan(&parent, &id); err != nil {
+			return err
+		}
+		byID[parent].Children = append(byID[parent].Children, id)
+	}
+	return rows.Err()
+}
+
+// Comments returns the comment log of a subject, oldest first.
+func (s *Store) Comments(ctx context.Context, seq int64) ([]storage.Comment, error) {
+	out := []storage.Comment{}
+	err := s.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		out = out[:0]
+		rows, err := tx.Query(ctx, `SELECT seq, body, created_at FROM subject_comments
+			WHERE subject_seq = $1 ORDER BY seq`, seq)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var c storage.Comment
+			if err := rows.Scan(&c.Seq, &c.Body, &c.CreatedAt); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	return out, err
+}

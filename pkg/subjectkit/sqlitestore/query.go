@@ -1,0 +1,221 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/model"
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/storage"
+)
+
+// where renders f as a WHERE clause over subjects s. It must agree with
+// model.Filter.Match field for field.
+func where(f *model.Filter, hints model.Hints) (string, []any) {
+	var conds []string
+	var args []any
+	in := func(col string, vals []string) {
+		conds = append(conds, col+" IN ("+placeholders(len(vals))+")")
+		for _, v := range vals {
+			args = append(args, v)
+		}
+	}
+	if len(f.Kind) > 0 {
+		in("s.kind", f.Kind)
+	}
+	if len(f.ScopeKinds) > 0 {
+		in("s.kind", f.ScopeKinds)
+	}
+	if len(f.Status) > 0 {
+		st := make([]string, len(f.Status))
+		for i, s := range f.Status {
+			st[i] = string(s)
+		}
+		in("s.status", st)
+	}
+	if len(f.Assignee) > 0 {
+		in("s.assignee", f.Assignee)
+	}
+	if len(f.LabelsAny) > 0 {
+		conds = append(conds, "EXISTS (SELECT 1 FROM subject_labels l WHERE l.seq = s.seq AND l.label IN ("+placeholders(len(f.LabelsAny))+"))")
+		for _, l := range f.LabelsAny {
+			args = append(args, l)
+		}
+	}
+	if all := storage.Dedupe(f.LabelsAll); len(all) > 0 {
+		conds = append(conds, "(SELECT COUNT(*) FROM subject_labels l WHERE l.seq = s.seq AND l.label IN ("+placeholders(len(all))+")) = ?")
+		for _, l := range all {
+			args = append(args, l)
+		}
+		args = append(args, len(all))
+	}
+	if f.UpdatedSince != nil {
+		conds = append(conds, "s.updated_at_ns >= ?")
+		args = append(args, f.UpdatedSince.UnixNano())
+	}
+	if f.NativeStatus != nil {
+		conds = append(conds, "s.native_status = ?")
+		args = append(args, *f.NativeStatus)
+	}
+	if f.DispatchLabel != nil {
+		// Labels are derived from native statuses through the configured
+		// hints, so the filter is a native_status set (empty: no match).
+		if natives := hints.NativesWithLabel(*f.DispatchLabel); len(natives) > 0 {
+			in("s.native_status", natives)
+		} else {
+			conds = append(conds, "0")
+		}
+	}
+	if f.HasAttachmentKind != nil {
+		// IS NOT NULL lets the partial index subjects_attachments skip the
+		// (usually many) subjects without attachments.
+		conds = append(conds, "s.attachments IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(s.attachments) a WHERE json_extract(a.value, '$.kind') = ?)")
+		args = append(args, *f.HasAttachmentKind)
+	}
+	if len(conds) == 0 {
+		return "1", nil
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// List returns one page in seq order, with exact keyset paging: every
+// filter is in SQL, so pages are full and the cursor is the last row.
+func (s *Store) List(ctx context.Context, q storage.Query) (storage.Page, error) {
+	cond, args := where(&q.Filter, s.hints)
+	var p storage.Page
+	var err error
+	if p.Total, err = s.total(ctx, cond, args); err != nil {
+		return p, err
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+storage.Columns+" FROM subjects s WHERE "+cond+
+		" AND s.seq > ? ORDER BY s.seq LIMIT ?", append(args, q.After, q.Limit+1)...)
+	if err != nil {
+		return p, err
+	}
+	defer rows.Close()
+	size := 0
+	for rows.Next() {
+		if len(p.Subjects) == q.Limit || (q.MaxBytes > 0 && size >= q.MaxBytes) {
+			p.More = true
+			break
+		}
+		sub, err := scanRow(rows)
+		if err != nil {
+			return p, err
+		}
+		size += storage.ApproxSize(sub)
+		p.Subjects = append(p.Subjects, sub)
+	}
+	if err := rows.Err(); err != nil {
+		return p, err
+	}
+	rows.Close()
+	return p, s.fillChildren(ctx, s.db, p.Subjects)
+}
+
+// Get returns the subject with native id (the ULID).
+func (s *Store) Get(ctx context.Context, native string) (*model.Subject, error) {
+	sub, err := getOne(ctx, s.db, native)
+	if err != nil {
+		return nil, err
+	}
+	return sub, s.fillChildren(ctx, s.db, []*model.Subject{sub})
+}
+
+func getOne(ctx context.Context, q querier, native string) (*model.Subject, error) {
+	sub, err := scanRow(q.QueryRowContext(ctx, "SELECT "+storage.Columns+" FROM subjects s WHERE s.native_id = ?", native))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, storage.ErrNotFound
+	}
+	return sub, err
+}
+
+// Next returns the ready subject of the given kinds with the highest
+// priority (none last), then the oldest; nil when there is none.
+func (s *Store) Next(ctx context.Context, kinds []string) (*model.Subject, error) {
+	args := make([]any, len(kinds))
+	for i, k := range kinds {
+		args[i] = k
+	}
+	sub, err := scanRow(s.db.QueryRowContext(ctx, "SELECT "+storage.Columns+" FROM subjects s WHERE s.kind IN ("+
+		placeholders(len(kinds))+") AND s.status = 'ready' ORDER BY s.priority DESC, s.seq LIMIT 1", args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return sub, s.fillChildren(ctx, s.db, []*model.Subject{sub})
+}
+
+// fillChildren computes children from parent_id in one query.
+func (s *Store) fillChildren(ctx context.Context, q querier, subs []*model.Subject) error {
+	if len(subs) == 0 {
+		return nil
+	}
+	byID := make(map[string]*model.Subject, len(subs))
+	args := make([]any, 0, len(subs))
+	for _, sub := range subs {
+		byID[sub.ID] = sub
+		args = append(args, sub.ID)
+	}
+	// INDEXED BY: when few subjects have parents, ANALYZE tells the planner
+	// the parent index is useless (nearly all NULL), and it would rather
+	// scan the whole table in seq order than sort a handful of rows.
+	rows, err := q.QueryContext(ctx, "SELECT parent_id, id FROM subjects INDEXED BY subjects_parent WHERE parent_id IN ("+
+		placeholders(len(args))+") ORDER BY seq", args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var parent, id string
+		if err := rows.Scan(&parent, &id); err != nil {
+			return err
+		}
+		byID[parent].Children = append(byID[parent].Children, id)
+	}
+	return rows.Err()
+}
+
+// Comments returns the comment log of a subject, oldest first.
+func (s *Store) Comments(ctx context.Context, seq int64) ([]storage.Comment, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, body, created_at FROM subject_comments
+		WHERE subject_seq = ? ORDER BY seq`, seq)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []storage.Comment{}
+	for rows.Next() {
+		var c storage.Comment
+		if err := rows.Scan(&c.Seq, &c.Body, &c.CreatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// total counts the matches of cond, or answers from the cache.
+func (s *Store) total(ctx context.Context, cond string, args []any) (int64, error) {
+	gen, err := s.LastEventSeq(ctx)
+	if err != nil {
+		return 0, err
+	}
+	key := storage.TotalsKey(cond, args)
+	if n, ok := s.totals.Get(gen, key); ok {
+		return n, nil
+	}
+	var n int64
+	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM subjects s WHERE "+cond, args...).Scan(&n); err != nil {
+		return 0, err
+	}
+	s.totals.Put(gen, key, n)
+	return n, nil
+}
