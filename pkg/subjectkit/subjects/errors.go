@@ -17,7 +17,13 @@ import (
 // logged, never sent: no SQL or paths on the wire).
 func rpcError(err error, id string) error {
 	var in *model.InputError
+	// Before the context cases: a backend's own timeout (a server that
+	// never answers) wraps a deadline too, yet is an outage, not the
+	// caller's timeout.
+	var ue *storage.UnavailableError
 	switch {
+	case errors.As(err, &ue):
+		return pluginkit.Unavailable("%s", ue.Reason).Wrap(err)
 	case err == nil:
 		return nil
 	case errors.As(err, &in):
@@ -33,10 +39,7 @@ func rpcError(err error, id string) error {
 	case errors.Is(err, storage.ErrConflict):
 		return pluginkit.InvalidParams("invalid params: %s", storage.ErrConflict.Error()).Wrap(err)
 	}
-	var ue *storage.UnavailableError
-	if errors.As(err, &ue) {
-		return pluginkit.Unavailable("%s", ue.Reason).Wrap(err)
-	}
+
 	var pe *pluginkit.Error
 	if errors.As(err, &pe) {
 		return err

@@ -1,0 +1,56 @@
+// Package backend opens the PostgreSQL subject namespace: the one piece of
+// the subject backend that is this plugin's own (the rules are
+// pkg/subjectkit's, the SQL pkg/subjectkit/pgstore's, the connection
+// handling pkg/pgkit's).
+package backend
+
+import (
+	"context"
+	"errors"
+
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/pgstore"
+	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/storage"
+	"github.com/animus-plugins/animus-plugins/plugins/subject-postgres/internal/config"
+)
+
+// Name is the binary's name, as the manifest and error messages say it.
+const Name = "animus-subject-postgres"
+
+// Connect returns the database handle of cfg. It does not dial: the first
+// query does, bounded by cfg.ConnectTimeout.
+func Connect(cfg config.Config) (*pgkit.DB, error) {
+	return pgkit.Open(pgkit.Options{DSN: cfg.DSN, Schema: cfg.Schema, ConnectTimeout: cfg.ConnectTimeout, AppName: Name})
+}
+
+// Opener returns the subjects.Options.Open of cfg. Every project a daemon
+// binds shares the namespace: that is the point, one task list for every
+// host.
+func Opener(cfg config.Config) func(ctx context.Context, root string, onCommit func()) (storage.Store, error) {
+	return func(ctx context.Context, _ string, onCommit func()) (storage.Store, error) {
+		db, err := Connect(cfg)
+		if err != nil {
+			return nil, pluginkit.Unavailable("the PostgreSQL connection settings are not usable: %v", err)
+		}
+		st, err := pgstore.Open(ctx, pgstore.Options{DB: db, LockTimeout: cfg.LockTimeout, Hints: cfg.Hints, OnCommit: onCommit})
+		if errors.Is(err, pgkit.ErrNewerSchema) {
+			return nil, pluginkit.Unavailable("the subject schema %q was written by a newer %s; upgrade the plugin", cfg.Schema, Name).Wrap(err)
+		}
+		return st, err
+	}
+}
+
+// Check is the plugin's Preflight: the settings parse, and the DSN is one
+// the driver accepts (parsed only, nothing dialled).
+func Check(cfg config.Config, cfgErr error) error {
+	if cfgErr != nil {
+		return cfgErr
+	}
+	db, err := Connect(cfg)
+	if err != nil {
+		return err
+	}
+	db.Close()
+	return nil
+}
