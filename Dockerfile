@@ -57,6 +57,7 @@ RUN apt-get update \
 # One line per plugin so that a new plugins/<dir> without a line here fails
 # the packaging test (e2e/packaging) instead of silently missing from images.
 COPY --from=build /src/main/bin/animus-subject-sqlite /usr/local/bin/animus-subject-sqlite
+COPY --from=build /src/main/bin/animus-subject-postgres /usr/local/bin/animus-subject-postgres
 COPY --from=build /src/main/bin/animus-queue-sqlite /usr/local/bin/animus-queue-sqlite
 COPY --from=build /src/main/bin/animus-queue-postgres /usr/local/bin/animus-queue-postgres
 COPY --from=build /src/main/bin/animus-durable-sqlite /usr/local/bin/animus-durable-sqlite

@@ -35,4 +35,18 @@
 //     once per test binary run, dropped by TestMain), p50 (goal under
 //     5 ms) and p99, with raw pgx's read alongside; the read's plan
 //     (EXPLAIN ANALYZE) goes to stderr.
+//
+// And the animus-subject-postgres benchmarks (subject_pg_test.go), side by
+// side with animus-subject-sqlite on the same 100,000 subjects (the SQLite
+// file seeded as BenchmarkSubjectSQLite seeds it, copied into a namespace
+// by `animus-subject-postgres import`):
+//
+//   - BenchmarkSubjectPGList: task/list {status:[ready],
+//     labels_any:[backend,p1], limit:50}, repeated (list) and right after
+//     an untimed update (list-after-write), p50/p99 per backend and the
+//     ratio pg/sqlite; the count's and the page's plans go to stderr;
+//   - BenchmarkSubjectPGWatchLatency: task/update on one process → the
+//     matching subject/changed on another process's open watch (another
+//     project root on the namespace, or the same file), p50/p99 per
+//     backend (goal for PostgreSQL: within 100 ms).
 package bench

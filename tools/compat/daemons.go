@@ -31,6 +31,13 @@ func DaemonLines(dir string) []DaemonLine {
 			{line06, "written against", "the subject router (kinds from --manifest `subject_kind:` entries), control-surface `{filter}` list params, bare Subject results, runner fallbacks", "subject.md §3"},
 			{line07, "no change required", generic + "; the actor-scoped `<kind>/v2/<verb>` surface is optional (`-32601` is fine)", "animus-0.7.md §3"},
 		}
+	case "subject-postgres":
+		// The same wire surface as subject-sqlite (both serve
+		// pkg/subjectkit), so the same callers on each line.
+		return []DaemonLine{
+			{line06, "written against", "the subject router exactly as animus-subject-sqlite serves it (pkg/subjectkit): kinds from --manifest `subject_kind:` entries, control-surface `{filter}` list params, bare Subject results, runner fallbacks; the subjects are the namespace `ANIMUS_SUBJECT_PG_SCHEMA`, shared by daemons on several machines, and a watch sees every host's changes (LISTEN/NOTIFY over the change log)", "subject.md §3; e2e/subjectpostgres"},
+			{line07, "no change required", generic + "; the actor-scoped `<kind>/v2/<verb>` surface is optional (`-32601` is fine)", "animus-0.7.md §3; e2e/subjectpostgres"},
+		}
 	case "queue-sqlite":
 		return []DaemonLine{
 			{line06, "written against", "queue protocol 0.3.2: one process per call, the dispatch tick with workflow_ids and exclude_subjects, the completion reconcilers, v0.5.0's `repo_scope: \"\"` handshake", "queue.md §§1–6; plugins/queue-sqlite/README.md"},

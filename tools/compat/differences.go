@@ -28,7 +28,7 @@ const SourceREADME = "README"
 func Differences() []Difference {
 	var out []Difference
 	for _, group := range [][]Difference{
-		subjectDifferences(), queueDifferences(), queuePostgresDifferences(), durableDifferences(), durablePostgresDifferences(),
+		subjectDifferences(), subjectPostgresDifferences(), queueDifferences(), queuePostgresDifferences(), durableDifferences(), durablePostgresDifferences(),
 		notifierDifferences(), triggerDifferences(), lokiDifferences(), transportDifferences(),
 	} {
 		out = append(out, group...)
@@ -162,6 +162,19 @@ func queueDifferences() []Difference {
 		{p, SourceREADME, "`ANIMUS_QUEUE_LEASE_TTL_SECS` also drives",
 			"`ANIMUS_QUEUE_LEASE_TTL_SECS` also drives an opt-in old-style reclaim, by age since the lease, which the reference does not have",
 			"entries leased by a crashed process must be reclaimable once an operator turns the setting on, whoever leased them"},
+	}
+}
+
+// subjectPostgresDifferences: animus-subject-postgres answers exactly as
+// animus-subject-sqlite does (e2e/golden, e2e/subjectpostgres), so its
+// differences from the reference are subject-sqlite's; what sets it apart
+// from the reference note is listed here.
+func subjectPostgresDifferences() []Difference {
+	const p = "subject-postgres"
+	return []Difference{
+		{p, "subject.md §0", "Rust watch is in-process only",
+			"a watch sees every change committed by any process on any host sharing `ANIMUS_SUBJECT_PG_SCHEMA`, in commit order, woken by LISTEN/NOTIFY and read from a durable change log (a dropped connection delays events, never loses or repeats one)",
+			"the point of the plugin is one task list for daemons on several machines; the reference's broadcast channel never sees another process's writes"},
 	}
 }
 

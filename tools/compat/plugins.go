@@ -53,6 +53,9 @@ func (p Plugin) Name() string { return p.Binary() }
 func Plugins() []Plugin {
 	return []Plugin{
 		{Dir: "subject-sqlite", Kind: "subject_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon},
+		{Dir: "subject-postgres", Kind: "subject_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon,
+			Upstream: subjectPostgresUpstream, Isolate: subjectPostgresIsolate,
+			UpstreamNote: "the PostgreSQL cluster `scripts/postgres.sh run` provides (`" + envPGTestDSN + "`), a fresh schema (`ANIMUS_SUBJECT_PG_SCHEMA`) per scenario"},
 		{Dir: "queue-sqlite", Kind: "queue", Preset: fakehost.PresetQueueClient, Ladder: fakehost.LadderDaemon},
 		{Dir: "queue-postgres", Kind: "queue", Preset: fakehost.PresetQueueClient, Ladder: fakehost.LadderDaemon,
 			Upstream: postgresUpstream, Isolate: postgresIsolate,
@@ -118,6 +121,24 @@ const (
 	envDurablePGDSN    = "ANIMUS_DURABLE_PG_DSN"
 	envDurablePGSchema = "ANIMUS_DURABLE_PG_SCHEMA"
 )
+
+// The subject-postgres plugin's environment (its manifest's env_required).
+const (
+	envSubjectPGDSN    = "ANIMUS_SUBJECT_PG_DSN"
+	envSubjectPGSchema = "ANIMUS_SUBJECT_PG_SCHEMA"
+)
+
+// subjectPostgresUpstream is postgresUpstream for animus-subject-postgres,
+// as e2e/subjectpostgres's TestConformance sets it up.
+func subjectPostgresUpstream(ctx context.Context) (map[string]string, func(), error) {
+	return pgUpstream("animus-subject-postgres", envSubjectPGDSN, envSubjectPGSchema)
+}
+
+// subjectPostgresIsolate gives each scenario a fresh schema in env's
+// database: the subjects are keyed by the namespace, not the project root.
+func subjectPostgresIsolate(env map[string]string) conformance.IsolateFunc {
+	return pgIsolate(env[envSubjectPGDSN], envSubjectPGSchema)
+}
 
 // postgresUpstream mirrors e2e/queuepostgres's TestConformance: the
 // database of $ANIMUS_PG_TEST_DSN and a schema of its own for the probe and

@@ -19,13 +19,14 @@ type Description struct {
 
 // describeEnv is, per binary, the environment its handshake is spawned
 // with: settings the plugin refuses to start serving without, pointing
-// nowhere. The generic handshake opens nothing (animus-queue-postgres and
-// animus-durable-postgres only parse their DSN before initialize and dial
+// nowhere. The generic handshake opens nothing (the PostgreSQL plugins
+// only parse their DSN before initialize and dial
 // on the first domain call), so no service needs to exist; `--manifest`
 // still runs with none.
 var describeEnv = map[string]map[string]string{
 	"animus-queue-postgres":   {"ANIMUS_QUEUE_PG_DSN": "postgres://animus-dist.invalid/animus"},
 	"animus-durable-postgres": {"ANIMUS_DURABLE_PG_DSN": "postgres://animus-dist.invalid/animus"},
+	"animus-subject-postgres": {"ANIMUS_SUBJECT_PG_DSN": "postgres://animus-dist.invalid/animus"},
 }
 
 // Describe probes binary the way the daemon does (`--manifest` with a

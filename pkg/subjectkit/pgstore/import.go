@@ -68,3 +68,18 @@ func (s *Store) Import(ctx context.Context, d *storage.Dump) error {
 		return nil
 	})
 }
+
+// Vacuum runs VACUUM (ANALYZE) on the subject tables: after a bulk import
+// the planner has no statistics and the visibility map is empty until
+// autovacuum gets round to them (a minute or so), and until then the list
+// total is counted by bitmap heap scans instead of index-only scans,
+// about three times slower at 100,000 subjects. VACUUM cannot run inside a
+// transaction, so this is its own statement, after Import committed.
+func (s *Store) Vacuum(ctx context.Context) error {
+	p, err := s.db.Pool(ctx)
+	if err != nil {
+		return wrap(ctx, err)
+	}
+	_, err = p.Exec(ctx, `VACUUM (ANALYZE) subjects, subject_labels, subject_comments`)
+	return wrap(ctx, err)
+}

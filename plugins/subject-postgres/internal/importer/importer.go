@@ -74,6 +74,10 @@ func run(ctx context.Context, cfg config.Config, from string, stdout io.Writer) 
 	if err := dst.Import(ctx, dump); err != nil {
 		return err
 	}
+	// The subjects are in; statistics are a courtesy to the first lists.
+	if err := dst.Vacuum(ctx); err != nil {
+		fmt.Fprintf(stdout, "imported, but VACUUM (ANALYZE) failed (autovacuum will catch up): %v\n", err)
+	}
 	fmt.Fprintf(stdout, "imported %s into schema %q: %d subjects, %d comments\n", from, cfg.Schema, len(dump.Subjects), len(dump.Comments))
 	return nil
 }
