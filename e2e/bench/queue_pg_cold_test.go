@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // Benchmarks of animus-queue-postgres through its binary, side by side
@@ -32,22 +32,22 @@ import (
 //     queue/v2/lease + release_pending through a kept process at depth
 //     100 and 1,000,000 (bulk-filled with SQL).
 //
-// Every benchmark works in namespaces of its own (e2e/internal/pgqueue: a
+// Every benchmark works in namespaces of its own (e2e/internal/pgns: a
 // fresh schema, dropped at cleanup), except the filled ones of the depth
 // benchmark, kept for the test binary's run and dropped by TestMain.
 
 // pgSpawner is spawnQueue07 for animus-queue-postgres on the namespace q:
 // the daemon's start (scrubbed environment plus the plugin's variables),
 // the 0.7 initialize and its v2 gate. It fits callOnce.
-func pgSpawner(tb testing.TB, q pgqueue.Queue, extraEnv ...string) func(testing.TB, string) *child {
-	bin := binaries.Path(tb, pgqueue.Binary)
+func pgSpawner(tb testing.TB, q pgns.NS, extraEnv ...string) func(testing.TB, string) *child {
+	bin := binaries.Path(tb, pgns.Queue.Binary)
 	env := q.Env(extraEnv...)
 	return func(tb testing.TB, dir string) *child {
 		tb.Helper()
 		c := start(tb, bin, dir, env...)
 		if problem := v2GateProblem(c.roundTrip(tb, "initialize", initParams07(dir))); problem != "" {
 			c.stop()
-			tb.Fatalf("%s does not serve queue/v2 (%s)", pgqueue.Binary, problem)
+			tb.Fatalf("%s does not serve queue/v2 (%s)", pgns.Queue.Binary, problem)
 		}
 		c.send(tb, `{"jsonrpc":"2.0","method":"initialized"}`)
 		return c
@@ -89,7 +89,7 @@ func BenchmarkQueuePGColdStart(b *testing.B) {
 		coldStarts(b, spawnQueue07, projectDir(b), "", nil)
 	})
 	b.Run("backend=postgres", func(b *testing.B) {
-		q := pgqueue.New(b)
+		q := pgns.Queue.New(b)
 		raw := newRawPG(b, q, true)
 		coldStarts(b, pgSpawner(b, q), projectDir(b), "dial-p50-ms", func() time.Duration {
 			return raw.call(b, "dial", func(context.Context, pgx.Tx) error { return nil })

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // BenchmarkQueuePGV2Cycle: queue/v2/enqueue → lease → completion cycles
@@ -72,7 +72,7 @@ func (l *latencies) add(d time.Duration) {
 }
 
 func pgCycles(b *testing.B, perCall bool, procs int) {
-	pq, rq := pgqueue.New(b), pgqueue.New(b)
+	pq, rq := pgns.Queue.New(b), pgns.Queue.New(b)
 	dir := projectDir(b)
 	spawnPlugin := pgSpawner(b, pq)
 	callOnce(b, pgSpawner(b, rq), dir, "queue/stats", `{}`) // the plugin creates the raw side's schema

@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 	"github.com/animus-plugins/animus-plugins/pkg/pgkit/pgtest"
 )
 
@@ -40,7 +40,7 @@ const defaultPGDeepDepth = 1_000_000
 // pgDepthQueue is a filled namespace and the project root its plugin
 // processes are bound to.
 type pgDepthQueue struct {
-	q   pgqueue.Queue
+	q   pgns.NS
 	dir string
 }
 
@@ -91,7 +91,7 @@ func pgDepth(b *testing.B, depth int) pgDepthQueue {
 	}
 	var r [8]byte
 	_, _ = rand.Read(r[:])
-	d := pgDepthQueue{q: pgqueue.Queue{DSN: dsn, Schema: fmt.Sprintf("bench_depth_%d_%s", depth, hex.EncodeToString(r[:]))}}
+	d := pgDepthQueue{q: pgns.NS{Plugin: pgns.Queue, DSN: dsn, Schema: fmt.Sprintf("bench_depth_%d_%s", depth, hex.EncodeToString(r[:]))}}
 	dir, err := os.MkdirTemp("", "bench-pgdepth-")
 	if err == nil {
 		d.dir, err = filepath.EvalSymlinks(dir)
@@ -268,7 +268,7 @@ func BenchmarkQueuePGV2LeaseDepth(b *testing.B) {
 
 // explainCandidates is EXPLAIN (ANALYZE, BUFFERS) of the lease's candidate
 // read as pgstore runs it (rows locked), in a transaction rolled back.
-func explainCandidates(b *testing.B, q pgqueue.Queue) string {
+func explainCandidates(b *testing.B, q pgns.NS) string {
 	ctx := context.Background()
 	cfg, err := pgx.ParseConfig(q.DSN)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // rawPG runs, through pgx on one connection of its own (search_path set
@@ -28,14 +28,14 @@ import (
 // whenever pkg/queuekit/pgstore's SQL changes, or this stops measuring
 // what the plugin runs.
 type rawPG struct {
-	q    pgqueue.Queue
+	q    pgns.NS
 	cfg  *pgx.ConnConfig
 	conn *pgx.Conn // nil: connect per call
 }
 
 // newRawPG mirrors on the namespace q, whose schema the plugin created
 // (the caller ran it once), with a kept connection unless perCall.
-func newRawPG(b *testing.B, q pgqueue.Queue, perCall bool) *rawPG {
+func newRawPG(b *testing.B, q pgns.NS, perCall bool) *rawPG {
 	b.Helper()
 	cfg, err := pgx.ParseConfig(q.DSN)
 	if err != nil {

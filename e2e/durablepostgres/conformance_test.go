@@ -6,7 +6,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/conformance/conformancetest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // TestConformance puts the built binary through every scenario the
@@ -15,11 +15,11 @@ import (
 // e2e/durablesqlite does for animus-durable-sqlite: the scenarios are the
 // same, only each gets a fresh schema where a SQLite step log gets a fresh
 // project root, and the backend-unavailable scenario points it at an
-// address nothing answers at (pgdurable.Unreachable) where SQLite gets a
+// address nothing answers at (pgns.Durable.Unreachable) where SQLite gets a
 // project root its file cannot be created under. All must pass and none
 // may skip.
 func TestConformance(t *testing.T) {
-	s := pgdurable.New(t)
+	s := pgns.Durable.New(t)
 	conformancetest.RequireAllPassEveryDaemonWith(t, binaries.Path(t, binaryName), s.Map(nil),
-		conformance.Options{Isolate: isolate(t, s), Unreachable: pgdurable.Unreachable()})
+		conformance.Options{Isolate: isolate(t, s), Unreachable: pgns.Durable.Unreachable()})
 }

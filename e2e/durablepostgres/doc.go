@@ -3,7 +3,7 @@
 // runs ($ANIMUS_PG_TEST_DSN; without one the tests skip, or fail under
 // CI=true). A PostgreSQL step log is keyed by its namespace (schema), not
 // by the bound project root, so every scenario that expects an empty log
-// gets a fresh schema (conformance.Options.Isolate, e2e/internal/pgdurable).
+// gets a fresh schema (conformance.Options.Isolate, e2e/internal/pgns).
 //
 // TestConformance puts the binary through every scenario the runner
 // applies to it, as e2e/durablesqlite does for animus-durable-sqlite;

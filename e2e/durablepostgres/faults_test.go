@@ -9,7 +9,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 	"github.com/animus-plugins/animus-plugins/pkg/pgkit/pgtest"
 )
 
@@ -30,7 +30,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 	// A private cluster: restarting the shared one would fail every other
 	// package's tests running at the same time.
 	c := pgtest.Own(t)
-	s := pgdurable.In(t, c.DSN)
+	s := pgns.Durable.In(t, c.DSN)
 	severalHosts(t, s, &fault{what: "pg_ctl restart -m fast", round: 10, do: func(l *ledger) string {
 		n := 0
 		for n < maxRestarts && total(l.retries()) == 0 {
@@ -67,7 +67,7 @@ func TestFaultTerminateInCommit(t *testing.T) {
 	for _, every := range []bool{false, true} {
 		name := map[bool]string{false: "once", true: "every-attempt"}[every]
 		t.Run(name, func(t *testing.T) {
-			s := pgdurable.New(t)
+			s := pgns.Durable.New(t)
 			declared := e2etest.Declared(t, binaryName)
 			a := newHost(t, "host-a", s, declared, nil)
 			b := newHost(t, "host-b", s, declared, nil)
@@ -82,14 +82,14 @@ func TestFaultTerminateInCommit(t *testing.T) {
 			first := json.RawMessage(`{"attempt":"first"}`)
 
 			c := pgtest.Connect(t, s.DSN)
-			if _, err := c.Exec(ctx, `SELECT pg_advisory_lock($1::int4, hashtext($2))`, int32(pgdurable.LockClass), s.Schema); err != nil {
+			if _, err := c.Exec(ctx, `SELECT pg_advisory_lock($1::int4, hashtext($2))`, int32(durableLockClass), s.Schema); err != nil {
 				t.Fatal(err)
 			}
 			locked := true
 			unlock := func() {
 				if locked {
 					locked = false
-					if _, err := c.Exec(ctx, `SELECT pg_advisory_unlock($1::int4, hashtext($2))`, int32(pgdurable.LockClass), s.Schema); err != nil {
+					if _, err := c.Exec(ctx, `SELECT pg_advisory_unlock($1::int4, hashtext($2))`, int32(durableLockClass), s.Schema); err != nil {
 						t.Error(err)
 					}
 				}
@@ -116,7 +116,7 @@ func TestFaultTerminateInCommit(t *testing.T) {
 				if err := c.QueryRow(ctx, `SELECT pid FROM pg_stat_activity
 					WHERE application_name = $1 AND backend_type = 'client backend'
 					AND wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%pg_advisory_xact_lock%'
-					AND xact_start IS NOT NULL LIMIT 1`, pgdurable.AppName).Scan(&pid); err != nil {
+					AND xact_start IS NOT NULL LIMIT 1`, pgns.Durable.Binary).Scan(&pid); err != nil {
 					return 0
 				}
 				return pid

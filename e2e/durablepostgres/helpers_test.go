@@ -8,13 +8,19 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
+// binaryName is the plugin under test.
+var binaryName = pgns.Durable.Binary
+
 const (
-	binaryName = pgdurable.Binary
 	sqliteName = "animus-durable-sqlite"
 )
+
+// durableLockClass is the first key of pgstore's namespace advisory lock
+// ("DURA"); the second is hashtext(schema).
+const durableLockClass = 0x44555241
 
 // codeUnavailable is -32304: the backend is unavailable (data.retryable
 // says whether a retry may succeed).
@@ -26,8 +32,8 @@ const runnerBudget = 60 * time.Second
 // isolate gives every conformance scenario (and every further project a
 // scenario makes) a fresh schema in s's database, dropped when the
 // scenario ends.
-func isolate(t testing.TB, s pgdurable.Store) conformance.IsolateFunc {
-	return pgdurable.Isolate(s.DSN, func(err error) { t.Errorf("%v", err) })
+func isolate(t testing.TB, s pgns.NS) conformance.IsolateFunc {
+	return pgns.Durable.Isolate(s.DSN, func(err error) { t.Errorf("%v", err) })
 }
 
 // host is one simulated machine: its own project root, the shared
@@ -41,7 +47,7 @@ type host struct {
 
 // newHost makes a host with a fresh project root whose processes reach
 // s's namespace, plus extra environment (NAME → value).
-func newHost(t *testing.T, name string, s pgdurable.Store, declared []string, extra map[string]string) *host {
+func newHost(t *testing.T, name string, s pgns.NS, declared []string, extra map[string]string) *host {
 	t.Helper()
 	return &host{t: t, name: name, opts: e2etest.Options{Dir: e2etest.Project(t), Env: s.Map(extra), Declared: declared,
 		Handshake: fakehost.Handshake{Preset: fakehost.PresetDurableClient}}}

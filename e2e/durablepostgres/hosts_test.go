@@ -14,7 +14,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // TestSeveralHosts is the several-machines proof on the shared cluster:
@@ -23,7 +23,7 @@ import (
 // of their steps, then a host that took part in neither recovers. See
 // severalHosts.
 func TestSeveralHosts(t *testing.T) {
-	severalHosts(t, pgdurable.New(t), nil)
+	severalHosts(t, pgns.Durable.New(t), nil)
 }
 
 // fault, when set, is injected into severalHosts in kill round round,
@@ -58,7 +58,7 @@ type fault struct {
 //     reply a kill may have lost with another output (each acknowledges
 //     and the first outcome stays), and finally nothing is in flight and
 //     every key is committed exactly once with its first output.
-func severalHosts(t *testing.T, s pgdurable.Store, f *fault) {
+func severalHosts(t *testing.T, s pgns.NS, f *fault) {
 	const hostsN, keys, lanes, kills = 8, 500, 4, 50
 	declared := e2etest.Declared(t, binaryName)
 	var hosts []*host

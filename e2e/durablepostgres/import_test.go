@@ -12,7 +12,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // importLog runs `animus-durable-postgres import --from-sqlite file` with
@@ -51,7 +51,7 @@ func TestImportFromSQLite(t *testing.T) {
 	wantRecover := e2etest.Call(t, old, "durable/recover_in_flight", map[string]uint64{"since_epoch": 0})
 	e2etest.Shutdown(t, old, fakehost.LadderDaemon)
 
-	s := pgdurable.New(t)
+	s := pgns.Durable.New(t)
 	file := filepath.Join(dir, ".animus", "durable.sqlite")
 	if code, out := importLog(t, s.Map(nil), file); code != 0 || !strings.Contains(out, "1 runs, 2 steps") {
 		t.Fatalf("import: exit %d: %s", code, out)

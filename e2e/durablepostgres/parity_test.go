@@ -12,7 +12,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/parity"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 	script "github.com/animus-plugins/animus-plugins/pkg/golden"
 )
@@ -39,7 +39,7 @@ var excluded = map[string]string{
 // run pkg/durablekit over different stores, so they must say the same
 // thing in the same words.
 func TestParity(t *testing.T) {
-	s := pgdurable.New(t)
+	s := pgns.Durable.New(t)
 	sqlite, postgres := binaries.Path(t, sqliteName), binaries.Path(t, binaryName)
 	schemas, err := schemacheck.Default()
 	if err != nil {

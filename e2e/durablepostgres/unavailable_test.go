@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // TestBackendUnavailable is this plugin's form of the conformance
@@ -22,7 +22,7 @@ func TestBackendUnavailable(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	s := pgdurable.Store{DSN: "postgres://animus@" + addr + "/animus?sslmode=disable", Schema: "t_unreachable"}
+	s := pgns.NS{Plugin: pgns.Durable, DSN: "postgres://animus@" + addr + "/animus?sslmode=disable", Schema: "t_unreachable"}
 	h := newHost(t, "host", s, e2etest.Declared(t, binaryName), map[string]string{"ANIMUS_DURABLE_PG_CONNECT_TIMEOUT_MS": "500"})
 	p := h.start()
 	calls := []struct {

@@ -11,14 +11,16 @@
 // store: animus-queue-postgres runs the queue semantics of
 // animus-queue-sqlite (pkg/queuekit/queue) over PostgreSQL, and
 // animus-durable-postgres the step log of animus-durable-sqlite
-// (pkg/durablekit). They play that binary's scripts unchanged
-// (sharedScripts in golden_test.go; subtests <binary>/<dir>/<script>),
-// each script in a store of its own — a fresh schema
-// (e2e/internal/pgqueue, e2e/internal/pgdurable) where the SQLite plugin
-// gets a fresh project root — and their answers must equal
-// the same golden section after one more normalisation, Equivalent,
-// applied to both sides: plugin_info.name becomes <PLUGIN-NAME> and
-// plugin_info.description <PLUGIN-DESCRIPTION> (the initialize answer).
+// (pkg/durablekit), and animus-subject-postgres the subjects of
+// animus-subject-sqlite (pkg/subjectkit). They play that binary's
+// scripts unchanged (sharedScripts in golden_test.go; subtests
+// <binary>/<dir>/<script>), each script in a store of its own — a fresh
+// schema (e2e/internal/pgns, e2e/internal/pgns,
+// e2e/internal/pgns) where the SQLite plugin gets a fresh project
+// root — and their answers must equal the same golden section after one
+// more normalisation, Equivalent, applied to both sides:
+// plugin_info.name becomes <PLUGIN-NAME> and plugin_info.description
+// <PLUGIN-DESCRIPTION> (the initialize answer).
 // That is all: every other byte, error messages and codes, field order,
 // health/check's answer and the exit included, must be the same, and a
 // difference there is a difference in behaviour to fix in the binary, not

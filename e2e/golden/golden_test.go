@@ -13,8 +13,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakeloki"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgdurable"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 	script "github.com/animus-plugins/animus-plugins/pkg/golden"
 )
 
@@ -30,16 +29,21 @@ var sharedScripts = map[string][]struct {
 	binary string
 	store  func(t *testing.T) map[string]string
 }{
-	"queue-sqlite": {{pgqueue.Binary, func(t *testing.T) map[string]string {
+	"queue-sqlite": {{pgns.Queue.Binary, func(t *testing.T) map[string]string {
 		env := map[string]string{}
-		for _, kv := range pgqueue.New(t).Env() {
+		for _, kv := range pgns.Queue.New(t).Env() {
 			k, v, _ := strings.Cut(kv, "=")
 			env[k] = v
 		}
 		return env
 	}}},
-	"durable-sqlite": {{pgdurable.Binary, func(t *testing.T) map[string]string {
-		return pgdurable.New(t).Map(nil)
+	"durable-sqlite": {{pgns.Durable.Binary, func(t *testing.T) map[string]string {
+		return pgns.Durable.New(t).Map(nil)
+	}}},
+	// animus-subject-postgres serves animus-subject-sqlite's subjects
+	// (pkg/subjectkit) over a PostgreSQL namespace.
+	"subject-sqlite": {{pgns.Subject.Binary, func(t *testing.T) map[string]string {
+		return pgns.Subject.New(t).Map(nil)
 	}}},
 }
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/conformance/conformancetest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // TestConformance puts the built binary through every scenario the
@@ -16,6 +16,6 @@ import (
 // schema where a SQLite queue gets a fresh project root. All must pass and
 // none may skip.
 func TestConformance(t *testing.T) {
-	q := pgqueue.New(t)
+	q := pgns.Queue.New(t)
 	conformancetest.RequireAllPassEveryDaemonIsolated(t, binaries.Path(t, binaryName), envMap(q), isolate(t, q))
 }

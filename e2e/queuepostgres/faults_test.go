@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/pgproxy"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 	"github.com/animus-plugins/animus-plugins/pkg/pgkit/pgtest"
 )
@@ -41,7 +41,7 @@ func faultEnv(extra ...string) map[string]string {
 // faultDrain seeds faultN entries, drains them with four hosts while
 // fault runs once a third is completed, reconciles lost leases and
 // verifies the end state. fault runs on the test goroutine.
-func faultDrain(t *testing.T, q pgqueue.Queue, f *fleet, what string, fault func()) {
+func faultDrain(t *testing.T, q pgns.NS, f *fleet, what string, fault func()) {
 	t.Helper()
 	ctx := context.Background()
 	hosts := f.hosts(4)
@@ -98,7 +98,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 	// A private cluster: restarting the shared one would fail every other
 	// package's tests running at the same time.
 	c := pgtest.Own(t)
-	q := pgqueue.Queue{DSN: c.DSN, Schema: pgtest.Schema(t, c.DSN)}
+	q := pgns.Queue.In(t, c.DSN)
 	f := newFleet(t, q, "", faultEnv())
 	faultDrain(t, q, f, "pg_ctl restart -m fast", func() {
 		began := time.Now()
@@ -126,7 +126,7 @@ func TestFaultTerminateBackend(t *testing.T) {
 		method := tc.method
 		name := method[len("queue/v2/"):] + map[bool]string{false: "/once", true: "/every-attempt"}[tc.every]
 		t.Run(name, func(t *testing.T) {
-			q := pgqueue.New(t)
+			q := pgns.Queue.New(t)
 			f := newFleet(t, q, "", faultEnv())
 			ctx := context.Background()
 			hosts := f.hosts(2)
@@ -310,7 +310,7 @@ func TestFaultTerminateBackend(t *testing.T) {
 }
 
 // startProxy puts a pgproxy in front of q's server.
-func startProxy(t *testing.T, q pgqueue.Queue) *pgproxy.Proxy {
+func startProxy(t *testing.T, q pgns.NS) *pgproxy.Proxy {
 	t.Helper()
 	target, err := pgproxy.Target(q.DSN)
 	if err != nil {
@@ -330,7 +330,7 @@ func startProxy(t *testing.T, q pgqueue.Queue) *pgproxy.Proxy {
 // entry out again, before or after the TTL; the daemon that sent it
 // recovers it with the ticket it rebuilds and completes it once.
 func TestFaultCommitCut(t *testing.T) {
-	q := pgqueue.New(t)
+	q := pgns.Queue.New(t)
 	p := startProxy(t, q)
 	f := newFleet(t, q, p.DSN(q.DSN), faultEnv())
 	ctx := context.Background()
@@ -403,7 +403,7 @@ func TestFaultCommitCut(t *testing.T) {
 // outlast it.
 func TestFaultNetworkDown(t *testing.T) {
 	const outage = 3 * time.Second
-	q := pgqueue.New(t)
+	q := pgns.Queue.New(t)
 	p := startProxy(t, q)
 	f := newFleet(t, q, p.DSN(q.DSN), faultEnv("ANIMUS_QUEUE_PG_CONNECT_TIMEOUT_MS", "1000"))
 	faultDrain(t, q, f, fmt.Sprintf("network down %v (CutAll, Refuse)", outage), func() {
@@ -420,7 +420,7 @@ func TestFaultNetworkDown(t *testing.T) {
 // ticket answers already_applied with that ticket, and the entry is
 // finished once.
 func TestFaultCommitCutCompletion(t *testing.T) {
-	q := pgqueue.New(t)
+	q := pgns.Queue.New(t)
 	p := startProxy(t, q)
 	f := newFleet(t, q, p.DSN(q.DSN), faultEnv())
 	ctx := context.Background()

@@ -13,7 +13,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/queuev2"
 )
 
@@ -43,16 +43,16 @@ const nsLockClass = 0x51554555
 // and schema, different project roots.
 type fleet struct {
 	t    *testing.T
-	q    pgqueue.Queue
+	q    pgns.NS
 	base fakehost.Config // Dir is set per host
 	// procs counts the plugin processes started, for the logged numbers.
 	procs atomic.Int64
 }
 
 // newFleet prepares the plugin's spawn configuration for q with the extra
-// environment (NAME → value) on top of pgqueue's DSN and schema; dsn, when
+// environment (NAME → value) on top of the namespace's DSN and schema; dsn, when
 // not "", replaces q's DSN (a proxy in front of the server).
-func newFleet(t *testing.T, q pgqueue.Queue, dsn string, extra map[string]string) *fleet {
+func newFleet(t *testing.T, q pgns.NS, dsn string, extra map[string]string) *fleet {
 	t.Helper()
 	env := map[string]string{}
 	for _, kv := range q.Env() {
@@ -65,8 +65,8 @@ func newFleet(t *testing.T, q pgqueue.Queue, dsn string, extra map[string]string
 	for k, v := range extra {
 		env[k] = v
 	}
-	cfg := e2etest.Config(t, pgqueue.Binary, e2etest.Options{EnvMode: fakehost.EnvDaemonNarrow, Env: env,
-		Declared: e2etest.Declared(t, pgqueue.Binary), Daemon: fakehost.Daemon07})
+	cfg := e2etest.Config(t, pgns.Queue.Binary, e2etest.Options{EnvMode: fakehost.EnvDaemonNarrow, Env: env,
+		Declared: e2etest.Declared(t, pgns.Queue.Binary), Daemon: fakehost.Daemon07})
 	return &fleet{t: t, q: q, base: cfg}
 }
 

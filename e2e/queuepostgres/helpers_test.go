@@ -5,18 +5,20 @@ import (
 	"testing"
 
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 	"github.com/animus-plugins/animus-plugins/pkg/pgkit/scratch"
 )
 
+// binaryName is the plugin under test.
+var binaryName = pgns.Queue.Binary
+
 const (
-	binaryName = pgqueue.Binary
 	sqliteName = "animus-queue-sqlite"
 	envSchema  = "ANIMUS_QUEUE_PG_SCHEMA"
 )
 
 // envMap is q's environment as the conformance runner takes it.
-func envMap(q pgqueue.Queue) map[string]string {
+func envMap(q pgns.NS) map[string]string {
 	return map[string]string{"ANIMUS_QUEUE_PG_DSN": q.DSN, envSchema: q.Schema}
 }
 
@@ -24,7 +26,7 @@ func envMap(q pgqueue.Queue) map[string]string {
 // scenario makes) a fresh schema in q's database, dropped when the
 // scenario ends. It returns errors rather than failing t: scenarios may
 // call it from their own goroutines.
-func isolate(t testing.TB, q pgqueue.Queue) conformance.IsolateFunc {
+func isolate(t testing.TB, q pgns.NS) conformance.IsolateFunc {
 	return func() (map[string]string, func(), error) {
 		name, drop, err := scratch.NewSchema(context.Background(), q.DSN, "t")
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // envHostsN sets the entry count of TestSeveralHostsDrain: the default
@@ -34,7 +34,7 @@ func TestSeveralHostsDrain(t *testing.T) {
 		n = v
 	}
 	const hostsN = 4
-	q := pgqueue.New(t)
+	q := pgns.Queue.New(t)
 	f := newFleet(t, q, "", nil)
 	hosts := f.hosts(hostsN)
 	ctx := context.Background()

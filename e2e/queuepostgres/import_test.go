@@ -13,7 +13,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
 // host is one daemon's view of a queue: a binary, a project root on its
@@ -83,7 +83,7 @@ func importQueue(t *testing.T, env map[string]string, file string) (int, string,
 // listed, honours the imported key and generations, and a second import
 // is refused without changing anything.
 func TestImportFromSQLite(t *testing.T) {
-	q := pgqueue.New(t)
+	q := pgns.Queue.New(t)
 	old := host{t: t, binary: sqliteName, dir: e2etest.Project(t), env: map[string]string{}}
 	old.result("queue/v2/enqueue", v2Add("DONE", ""))
 	lease := e2etest.Decode[struct {

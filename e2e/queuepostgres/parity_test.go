@@ -11,7 +11,7 @@ import (
 	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/parity"
-	"github.com/animus-plugins/animus-plugins/e2e/internal/pgqueue"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
 	script "github.com/animus-plugins/animus-plugins/pkg/golden"
 )
@@ -38,7 +38,7 @@ var nondeterministic = map[string]string{
 // run pkg/queuekit/queue over different stores, so they must say the same
 // thing in the same words.
 func TestParity(t *testing.T) {
-	q := pgqueue.New(t)
+	q := pgns.Queue.New(t)
 	sqlite, postgres := binaries.Path(t, sqliteName), binaries.Path(t, binaryName)
 	schemas, err := schemacheck.Default()
 	if err != nil {

@@ -161,7 +161,7 @@ func durablePostgresUpstream(ctx context.Context) (map[string]string, func(), er
 }
 
 // durablePostgresUnreachable points animus-durable-postgres at a loopback
-// port nothing listens on (as e2e/internal/pgdurable.Unreachable).
+// port nothing listens on (as e2e/internal/pgns.Unreachable).
 var durablePostgresUnreachable = map[string]string{
 	envDurablePGDSN:                        "postgres://animus@127.0.0.1:1/animus?sslmode=disable",
 	"ANIMUS_DURABLE_PG_CONNECT_TIMEOUT_MS": "1000",

@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -11,65 +10,21 @@ import (
 	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/storage"
 )
 
-// args collects query arguments and names their placeholders.
+// args collects query arguments and names their placeholders ($n).
 type args []any
 
-func (a *args) add(v any) string {
+func (a *args) Arg(v any) string {
 	*a = append(*a, v)
 	return "$" + strconv.Itoa(len(*a))
 }
 
-// where renders f as a WHERE clause over subjects s. It must agree with
-// model.Filter.Match (and sqlitestore's where) field for field.
-func where(f *model.Filter, hints model.Hints, a *args) string {
-	var conds []string
-	in := func(col string, vals []string) {
-		conds = append(conds, col+" = ANY("+a.add(vals)+"::text[])")
-	}
-	if len(f.Kind) > 0 {
-		in("s.kind", f.Kind)
-	}
-	if len(f.ScopeKinds) > 0 {
-		in("s.kind", f.ScopeKinds)
-	}
-	if len(f.Status) > 0 {
-		st := make([]string, len(f.Status))
-		for i, s := range f.Status {
-			st[i] = string(s)
-		}
-		in("s.status", st)
-	}
-	if len(f.Assignee) > 0 {
-		in("s.assignee", f.Assignee)
-	}
-	if len(f.LabelsAny) > 0 {
-		conds = append(conds, "EXISTS (SELECT 1 FROM subject_labels l WHERE l.seq = s.seq AND l.label = ANY("+a.add(f.LabelsAny)+"::text[]))")
-	}
-	if all := storage.Dedupe(f.LabelsAll); len(all) > 0 {
-		conds = append(conds, "(SELECT count(*) FROM subject_labels l WHERE l.seq = s.seq AND l.label = ANY("+a.add(all)+"::text[])) = "+a.add(len(all)))
-	}
-	if f.UpdatedSince != nil {
-		conds = append(conds, "s.updated_at_ns >= "+a.add(f.UpdatedSince.UnixNano()))
-	}
-	if f.NativeStatus != nil {
-		conds = append(conds, "s.native_status = "+a.add(*f.NativeStatus))
-	}
-	if f.DispatchLabel != nil {
-		// Labels derive from native statuses through the configured hints,
-		// so the filter is a native_status set (empty: no match).
-		if natives := hints.NativesWithLabel(*f.DispatchLabel); len(natives) > 0 {
-			in("s.native_status", natives)
-		} else {
-			conds = append(conds, "false")
-		}
-	}
-	if f.HasAttachmentKind != nil {
-		conds = append(conds, "s.attachments IS NOT NULL AND EXISTS (SELECT 1 FROM json_array_elements(s.attachments::json) x WHERE x->>'kind' = "+a.add(*f.HasAttachmentKind)+")")
-	}
-	if len(conds) == 0 {
-		return "true"
-	}
-	return strings.Join(conds, " AND ")
+// In and AttachmentKind make args the PostgreSQL storage.Dialect.
+func (a *args) In(col string, vals []string) string {
+	return col + " = ANY(" + a.Arg(vals) + "::text[])"
+}
+
+func (a *args) AttachmentKind(ph string) string {
+	return "EXISTS (SELECT 1 FROM json_array_elements(s.attachments::json) x WHERE x->>'kind' = " + ph + ")"
 }
 
 // List returns one page in seq order, with exact keyset paging, and the
@@ -79,13 +34,13 @@ func (s *Store) List(ctx context.Context, q storage.Query) (storage.Page, error)
 	err := s.read(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		p = storage.Page{}
 		var a args
-		cond := where(&q.Filter, s.hints, &a)
+		cond := storage.Where(&q.Filter, s.hints, &a)
 		var err error
 		if p.Total, err = s.total(ctx, tx, cond, a); err != nil {
 			return err
 		}
-		sql := "SELECT " + storage.Columns + " FROM subjects s WHERE " + cond + " AND s.seq > " + a.add(q.After) +
-			" ORDER BY s.seq LIMIT " + a.add(q.Limit+1)
+		sql := "SELECT " + storage.Columns + " FROM subjects s WHERE " + cond + " AND s.seq > " + a.Arg(q.After) +
+			" ORDER BY s.seq LIMIT " + a.Arg(q.Limit+1)
 		rows, err := tx.Query(ctx, sql, a...)
 		if err != nil {
 			return err

@@ -10,73 +10,24 @@ import (
 	"github.com/animus-plugins/animus-plugins/pkg/subjectkit/storage"
 )
 
-// where renders f as a WHERE clause over subjects s. It must agree with
-// model.Filter.Match field for field.
-func where(f *model.Filter, hints model.Hints) (string, []any) {
-	var conds []string
-	var args []any
-	in := func(col string, vals []string) {
-		conds = append(conds, col+" IN ("+placeholders(len(vals))+")")
-		for _, v := range vals {
-			args = append(args, v)
-		}
+// sqliteArgs is the SQLite storage.Dialect: positional ? placeholders.
+type sqliteArgs []any
+
+func (a *sqliteArgs) Arg(v any) string {
+	*a = append(*a, v)
+	return "?"
+}
+
+func (a *sqliteArgs) In(col string, vals []string) string {
+	ph := make([]string, len(vals))
+	for i, v := range vals {
+		ph[i] = a.Arg(v)
 	}
-	if len(f.Kind) > 0 {
-		in("s.kind", f.Kind)
-	}
-	if len(f.ScopeKinds) > 0 {
-		in("s.kind", f.ScopeKinds)
-	}
-	if len(f.Status) > 0 {
-		st := make([]string, len(f.Status))
-		for i, s := range f.Status {
-			st[i] = string(s)
-		}
-		in("s.status", st)
-	}
-	if len(f.Assignee) > 0 {
-		in("s.assignee", f.Assignee)
-	}
-	if len(f.LabelsAny) > 0 {
-		conds = append(conds, "EXISTS (SELECT 1 FROM subject_labels l WHERE l.seq = s.seq AND l.label IN ("+placeholders(len(f.LabelsAny))+"))")
-		for _, l := range f.LabelsAny {
-			args = append(args, l)
-		}
-	}
-	if all := storage.Dedupe(f.LabelsAll); len(all) > 0 {
-		conds = append(conds, "(SELECT COUNT(*) FROM subject_labels l WHERE l.seq = s.seq AND l.label IN ("+placeholders(len(all))+")) = ?")
-		for _, l := range all {
-			args = append(args, l)
-		}
-		args = append(args, len(all))
-	}
-	if f.UpdatedSince != nil {
-		conds = append(conds, "s.updated_at_ns >= ?")
-		args = append(args, f.UpdatedSince.UnixNano())
-	}
-	if f.NativeStatus != nil {
-		conds = append(conds, "s.native_status = ?")
-		args = append(args, *f.NativeStatus)
-	}
-	if f.DispatchLabel != nil {
-		// Labels are derived from native statuses through the configured
-		// hints, so the filter is a native_status set (empty: no match).
-		if natives := hints.NativesWithLabel(*f.DispatchLabel); len(natives) > 0 {
-			in("s.native_status", natives)
-		} else {
-			conds = append(conds, "0")
-		}
-	}
-	if f.HasAttachmentKind != nil {
-		// IS NOT NULL lets the partial index subjects_attachments skip the
-		// (usually many) subjects without attachments.
-		conds = append(conds, "s.attachments IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(s.attachments) a WHERE json_extract(a.value, '$.kind') = ?)")
-		args = append(args, *f.HasAttachmentKind)
-	}
-	if len(conds) == 0 {
-		return "1", nil
-	}
-	return strings.Join(conds, " AND "), args
+	return col + " IN (" + strings.Join(ph, ", ") + ")"
+}
+
+func (a *sqliteArgs) AttachmentKind(ph string) string {
+	return "EXISTS (SELECT 1 FROM json_each(s.attachments) a WHERE json_extract(a.value, '$.kind') = " + ph + ")"
 }
 
 func placeholders(n int) string {
@@ -86,7 +37,9 @@ func placeholders(n int) string {
 // List returns one page in seq order, with exact keyset paging: every
 // filter is in SQL, so pages are full and the cursor is the last row.
 func (s *Store) List(ctx context.Context, q storage.Query) (storage.Page, error) {
-	cond, args := where(&q.Filter, s.hints)
+	var a sqliteArgs
+	cond := storage.Where(&q.Filter, s.hints, &a)
+	args := []any(a)
 	var p storage.Page
 	var err error
 	if p.Total, err = s.total(ctx, cond, args); err != nil {

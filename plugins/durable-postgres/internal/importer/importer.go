@@ -7,14 +7,12 @@ package importer
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/animus-plugins/animus-plugins/pkg/durablekit/pgstore"
 	"github.com/animus-plugins/animus-plugins/pkg/durablekit/sqlitestore"
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
 	"github.com/animus-plugins/animus-plugins/plugins/durable-postgres/internal/backend"
 	"github.com/animus-plugins/animus-plugins/plugins/durable-postgres/internal/config"
 )
@@ -22,56 +20,41 @@ import (
 // Run is the import command. It returns the exit code: 0, 1 for a
 // failure, 2 for bad usage.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	from := fs.String("from-sqlite", "", "the animus-durable-sqlite database file (<project_root>/.animus/durable.sqlite by default)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 || *from == "" {
-		fmt.Fprintf(stderr, "usage: %s import --from-sqlite FILE\n", backend.Name)
-		return 2
-	}
-	cfg, err := config.Load(getenv)
-	if err == nil {
-		err = run(ctx, cfg, *from, stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "%s import: %v\n", backend.Name, err)
-		return 1
-	}
-	return 0
+	return pgkit.Import{
+		Binary:   backend.Name,
+		What:     "durable store",
+		FileHelp: "the animus-durable-sqlite database file (<project_root>/.animus/durable.sqlite by default)",
+		Run: func(ctx context.Context, from string) (string, error) {
+			cfg, err := config.Load(getenv)
+			if err != nil {
+				return "", err
+			}
+			return run(ctx, cfg, from)
+		},
+	}.Main(ctx, args, stdout, stderr)
 }
 
-func run(ctx context.Context, cfg config.Config, from string, stdout io.Writer) error {
-	// Opening would create a missing file: an operator's typo must not.
-	if _, err := os.Stat(from); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("no durable store database at %s", from)
-		}
-		return err
-	}
+func run(ctx context.Context, cfg config.Config, from string) (string, error) {
 	src, err := sqlitestore.Open(ctx, from, sqlitestore.Options{})
 	if err != nil {
-		return fmt.Errorf("open %s: %w", from, err)
+		return "", fmt.Errorf("open %s: %w", from, err)
 	}
 	defer src.Close()
 	dump, err := sqlitestore.Export(ctx, src)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", from, err)
+		return "", fmt.Errorf("read %s: %w", from, err)
 	}
 	db, err := backend.Connect(cfg)
 	if err != nil {
-		return err
+		return "", err
 	}
 	dst, err := pgstore.Open(ctx, pgstore.Options{DB: db, LockTimeout: cfg.LockTimeout})
 	if err != nil {
-		return fmt.Errorf("open schema %q: %w", cfg.Schema, err)
+		return "", fmt.Errorf("open schema %q: %w", cfg.Schema, err)
 	}
 	defer dst.Close()
 	if err := dst.Import(ctx, dump); err != nil {
-		return err
+		return "", err
 	}
-	fmt.Fprintf(stdout, "imported %s into schema %q: %d runs, %d steps\n", from, cfg.Schema, len(dump.Runs), len(dump.Steps))
-	return nil
+	return fmt.Sprintf("imported %s into schema %q: %d runs, %d steps", from, cfg.Schema, len(dump.Runs), len(dump.Steps)), nil
 }

@@ -9,13 +9,12 @@ package importer
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
 	"github.com/animus-plugins/animus-plugins/pkg/queuekit/pgstore"
 	"github.com/animus-plugins/animus-plugins/pkg/queuekit/sqlitestore"
 	"github.com/animus-plugins/animus-plugins/plugins/queue-postgres/internal/backend"
@@ -25,45 +24,36 @@ import (
 // Run is the import command. It returns the exit code: 0, 1 for a
 // failure, 2 for bad usage.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	from := fs.String("from-sqlite", "", "the animus-queue-sqlite database file (<project_root>/.animus/queue.sqlite by default)")
-	project := fs.String("project", "", "project root recorded with the imported entries (default: two levels above FILE)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 || *from == "" {
-		fmt.Fprintf(stderr, "usage: %s import --from-sqlite FILE [--project DIR]\n", backend.Name)
-		return 2
-	}
-	cfg, err := config.FromEnv(getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s import: %v\n", backend.Name, err)
-		return 1
-	}
-	n, err := run(ctx, cfg, *from, *project)
-	if err != nil {
-		fmt.Fprintf(stderr, "%s import: %v\n", backend.Name, err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "imported %s into schema %q: %d live entries, %d finished, %d subject generations, %d idempotency keys, %d audit rows\n",
-		*from, cfg.Schema, n.Entries, n.Finished, n.Generations, n.Bindings, n.Audit)
-	return 0
+	var project *string
+	return pgkit.Import{
+		Binary:   backend.Name,
+		What:     "queue",
+		FileHelp: "the animus-queue-sqlite database file (<project_root>/.animus/queue.sqlite by default)",
+		Flags: func(fs *flag.FlagSet) string {
+			project = fs.String("project", "", "project root recorded with the imported entries (default: two levels above FILE)")
+			return " [--project DIR]"
+		},
+		Run: func(ctx context.Context, from string) (string, error) {
+			cfg, err := config.FromEnv(getenv)
+			if err != nil {
+				return "", err
+			}
+			n, err := run(ctx, cfg, from, *project)
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("imported %s into schema %q: %d live entries, %d finished, %d subject generations, %d idempotency keys, %d audit rows",
+				from, cfg.Schema, n.Entries, n.Finished, n.Generations, n.Bindings, n.Audit), nil
+		},
+	}.Main(ctx, args, stdout, stderr)
 }
 
 // Counts says what an import copied.
 type Counts struct{ Entries, Finished, Generations, Bindings, Audit int }
 
+// run copies the file; a 0.3.2 file is upgraded in place by the same
+// migration the SQLite plugin runs.
 func run(ctx context.Context, cfg config.Config, from, project string) (Counts, error) {
-	// Opening would create a missing file (and migrate an old one): an
-	// operator's typo must not, and a 0.3.2 file is upgraded in place by
-	// the same migration the SQLite plugin runs.
-	if _, err := os.Stat(from); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return Counts{}, fmt.Errorf("no queue database at %s", from)
-		}
-		return Counts{}, err
-	}
 	src, err := sqlitestore.Open(ctx, sqlitestore.Options{Path: from})
 	if err != nil {
 		return Counts{}, fmt.Errorf("open %s: %w", from, err)
