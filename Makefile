@@ -48,9 +48,10 @@ $(BIN)/animus-%: FORCE
 $(BIN)/fakeloki: FORCE
 	go build -trimpath -o $@ ./e2e/cmd/fakeloki
 
-# The demo adds its "two hosts, one queue" scene (animus-queue-postgres)
-# when scripts/postgres.sh can start a throwaway cluster; without one it
-# says the scene was skipped and runs everything else as before.
+# The demo adds its scenes "two hosts, one queue" (animus-queue-postgres)
+# and "two hosts, one task list" (animus-subject-postgres) when
+# scripts/postgres.sh can start a throwaway cluster; without one it says
+# the scenes were skipped and runs everything else as before.
 demo: build
 	$(PG_RUN) $(BIN)/animus-demo --bin $(BIN) $(DEMO_FLAGS)
 

@@ -136,15 +136,16 @@ type Options struct {
 	// it once as each line (fakehost.Daemons: 0.6, then 0.7).
 	Daemons  []fakehost.Daemon
 	Sessions bool // the per-plugin sessions (Scripts)
-	// PgHosts runs the scene "two hosts, one queue" (RunPgHosts) after
-	// the story, against PostgreSQL at PgDSN; without a DSN one line says
-	// it was skipped and why.
+	// PgHosts runs the scenes "two hosts, one queue" (RunPgHosts) and
+	// "two hosts, one task list" (RunPgSubjects) after the story, against
+	// PostgreSQL at PgDSN; without a DSN one line says they were skipped
+	// and why.
 	PgHosts bool
 	PgDSN   string
 }
 
 // RunAll is `make demo`: the story as each daemon line, the two-hosts
-// scene when $ANIMUS_PG_TEST_DSN names a PostgreSQL, then every plugin's
+// scenes when $ANIMUS_PG_TEST_DSN names a PostgreSQL, then every plugin's
 // session.
 func RunAll(ctx context.Context, binDir string, w io.Writer) error {
 	return Run(ctx, binDir, w, Options{Story: true, Sessions: true, PgHosts: true, PgDSN: PgHostsDSN()})
@@ -169,8 +170,13 @@ func Run(ctx context.Context, binDir string, w io.Writer, o Options) error {
 	if o.PgHosts {
 		if o.PgDSN == "" {
 			PgHostsSkipped(w)
-		} else if _, err := RunPgHosts(ctx, binDir, w, PgHostsOptions{DSN: o.PgDSN}); err != nil {
-			errs = append(errs, err)
+		} else {
+			if _, err := RunPgHosts(ctx, binDir, w, PgHostsOptions{DSN: o.PgDSN}); err != nil {
+				errs = append(errs, err)
+			}
+			if _, err := RunPgSubjects(ctx, binDir, w, PgHostsOptions{DSN: o.PgDSN}); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if o.Sessions {

@@ -44,8 +44,9 @@ const (
 // PgHostsOptions select where the scene runs.
 type PgHostsOptions struct {
 	DSN string // the PostgreSQL both daemons point at
-	// Namespace is the ANIMUS_QUEUE_PG_SCHEMA both use; empty means a
-	// fresh demo_<hex>, created by the plugin and dropped at the end.
+	// Namespace is the ANIMUS_QUEUE_PG_SCHEMA (ANIMUS_SUBJECT_PG_SCHEMA
+	// in RunPgSubjects) both use; empty means a fresh demo_<hex>, created
+	// by the plugin and dropped at the end.
 	Namespace string
 }
 
@@ -131,10 +132,11 @@ var pgSubjects = []struct {
 // PgHostsDSN is the DSN the demo uses when none is given: $ANIMUS_PG_TEST_DSN.
 func PgHostsDSN() string { return strings.TrimSpace(os.Getenv(EnvPgDSN)) }
 
-// PgHostsSkipped is the one line the demo prints instead of the scene
-// when it has no PostgreSQL.
+// PgHostsSkipped is the one line the demo prints instead of the
+// PostgreSQL scenes ("two hosts, one queue" and "two hosts, one task
+// list") when it has no PostgreSQL.
 func PgHostsSkipped(w io.Writer) {
-	NewNarrator(w).Step("Scene \"two hosts, one queue\" (animus-queue-postgres) skipped: no PostgreSQL; set %s or pass --pg-dsn (scripts/postgres.sh run -- … starts a throwaway one)", EnvPgDSN)
+	NewNarrator(w).Step("Scenes \"two hosts, one queue\" (animus-queue-postgres) and \"two hosts, one task list\" (animus-subject-postgres) skipped: no PostgreSQL; set %s or pass --pg-dsn (scripts/postgres.sh run -- … starts a throwaway one)", EnvPgDSN)
 }
 
 // RunPgHosts runs the scene "two hosts, one queue" against the binaries
@@ -203,7 +205,7 @@ func (s *pgScene) setup() error {
 	s.declared = m.EnvNames()
 	s.OK("%s %s: %s, %d capabilities, %d env vars declared", m.Name, m.Version, m.PluginKind, len(m.Capabilities), len(m.EnvRequired))
 	for _, name := range []string{"host-a", "host-b"} {
-		dir, err := os.MkdirTemp("", "animus-"+name+"-*")
+		dir, err := newPgProject(name)
 		if err != nil {
 			return err
 		}
@@ -212,9 +214,6 @@ func (s *pgScene) setup() error {
 			s.a = h
 		} else {
 			s.b = h
-		}
-		if h.project, err = filepath.EvalSymlinks(dir); err != nil {
-			return err
 		}
 		s.res.Projects[name], s.res.Owners[name] = h.project, h.owner
 		s.Say("%s: project %s, owner %s", name, h.project, h.owner)
@@ -458,28 +457,54 @@ func (s *pgScene) call(h *pgHost, method string, params any) (*fakehost.Response
 // finish collects the wire logs, checks for wire violations, removes the
 // project roots and drops the namespace when the scene made it up.
 func (s *pgScene) finish(dsn string, dropNamespace bool) error {
-	var errs []error
-	for _, h := range s.hosts {
-		s.res.Wire = append(s.res.Wire, fmt.Sprintf("── %s (pid %d)\n%s", s.names[h], h.Pid(), h.WireLog()))
-	}
-	if err := s.close(); err != nil {
-		s.Bad("%v", err)
-		errs = append(errs, err)
-	}
+	var projects []string
 	for _, h := range []*pgHost{s.a, s.b} {
 		if h != nil {
-			os.RemoveAll(h.project)
+			projects = append(projects, h.project)
 		}
 	}
+	return s.finishPg(s.ctx, &s.res.Wire, projects, dsn, s.res.Namespace, dropNamespace)
+}
+
+// finishPg ends a two-hosts scene: every plugin process's wire log,
+// labelled, into wire; wire violations checked; the project roots removed;
+// the namespace dropped when the scene made it up.
+func (d *Demo) finishPg(ctx context.Context, wire *[]string, projects []string, dsn, ns string, dropNamespace bool) error {
+	var errs []error
+	for _, h := range d.hosts {
+		*wire = append(*wire, fmt.Sprintf("── %s (pid %d)\n%s", d.names[h], h.Pid(), h.WireLog()))
+	}
+	if err := d.close(); err != nil {
+		d.Bad("%v", err)
+		errs = append(errs, err)
+	}
+	for _, p := range projects {
+		os.RemoveAll(p)
+	}
 	if dropNamespace {
-		if err := dropSchema(s.ctx, dsn, s.res.Namespace); err != nil {
-			s.Bad("dropping the namespace %s: %v", s.res.Namespace, err)
+		if err := dropSchema(ctx, dsn, ns); err != nil {
+			d.Bad("dropping the namespace %s: %v", ns, err)
 			errs = append(errs, err)
 		} else {
-			s.Say("The namespace %s, made up for this run, is dropped again", s.res.Namespace)
+			d.Say("The namespace %s, made up for this run, is dropped again", ns)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// newPgProject makes one machine's project root (canonical path; the
+// caller removes it).
+func newPgProject(host string) (string, error) {
+	dir, err := os.MkdirTemp("", "animus-"+host+"-*")
+	if err != nil {
+		return "", err
+	}
+	canon, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return canon, nil
 }
 
 // dropSchema removes the scene's namespace (a validated plain identifier).

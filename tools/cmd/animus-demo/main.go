@@ -2,8 +2,9 @@
 // end-to-end story, one realistic flow through all seven plugins, once as
 // an Animus 0.6 daemon and once as a 0.7 daemon (whose queue steps go
 // through queue/v2), then, when PostgreSQL is at hand ($ANIMUS_PG_TEST_DSN
-// or --pg-dsn), the scene "two hosts, one queue" (two 0.7 daemons sharing
-// animus-queue-postgres), then every built plugin's own session, each
+// or --pg-dsn), the scenes "two hosts, one queue" (two 0.7 daemons sharing
+// animus-queue-postgres) and "two hosts, one task list" (sharing
+// animus-subject-postgres, with a live watch across them), then every built plugin's own session, each
 // driven through the fake host as the Animus daemon drives it, with its
 // frames printed.
 package main
@@ -28,7 +29,7 @@ func main() {
 	story := flag.Bool("story", true, "run the end-to-end story across all seven plugins")
 	daemon := flag.String("daemon", "", "run the story only as this daemon line (0.6 or 0.7); default: as each, in turn")
 	sessions := flag.Bool("sessions", true, "run each plugin's own narrated session after the story")
-	pgDSN := flag.String("pg-dsn", "", "PostgreSQL for the scene \"two hosts, one queue\" (animus-queue-postgres), run after the story (default $"+demo.EnvPgDSN+"; without either the scene is skipped)")
+	pgDSN := flag.String("pg-dsn", "", "PostgreSQL for the scenes \"two hosts, one queue\" and \"two hosts, one task list\" (animus-queue-postgres, animus-subject-postgres), run after the story (default $"+demo.EnvPgDSN+"; without either the scenes are skipped)")
 	flag.Parse()
 	if strings.TrimSpace(*pgDSN) == "" {
 		*pgDSN = demo.PgHostsDSN() // not the flag's default: -h must not print a DSN
