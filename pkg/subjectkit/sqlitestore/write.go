@@ -61,9 +61,7 @@ func (s *Store) Update(ctx context.Context, native string, visible func(*model.S
 		if err != nil {
 			return err
 		}
-		n := c.New
-		n.Seq, n.ID, n.Kind, n.CreatedAt = old.Seq, old.ID, old.Kind, old.CreatedAt
-		r, err := storage.EncodeRow(n)
+		n, r, err := storage.Successor(old, c)
 		if err != nil {
 			return err
 		}

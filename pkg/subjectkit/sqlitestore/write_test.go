@@ -10,15 +10,15 @@ import (
 func TestEventRetention(t *testing.T) {
 	s := openStore(t, tempDB(t), nil)
 	ctx := context.Background()
-	sub := newSubject(t, s, "task", nil)
+	sub := storagetest.NewSubject(t, s, "task", nil)
 	// Pretend the log is already long: pruning keeps the newest entries.
 	if _, err := s.db.Exec(`UPDATE sqlite_sequence SET seq = ? WHERE name = 'subject_events'`, 40*256-2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Update(ctx, nativeID(sub), nil, storagetest.AddLabel("x")); err != nil { // seq 40*256-1
+	if _, err := s.Update(ctx, storagetest.NativeID(sub), nil, storagetest.AddLabel("x")); err != nil { // seq 40*256-1
 		t.Fatal(err)
 	}
-	if _, err := s.Update(ctx, nativeID(sub), nil, storagetest.AddLabel("y")); err != nil { // seq 40*256: prunes seq <= 40*256-retention
+	if _, err := s.Update(ctx, storagetest.NativeID(sub), nil, storagetest.AddLabel("y")); err != nil { // seq 40*256: prunes seq <= 40*256-retention
 		t.Fatal(err)
 	}
 	var n int

@@ -111,6 +111,16 @@ func EncodeRow(s *model.Subject) (Row, error) {
 	return r, nil
 }
 
+// Successor is the state an update writes: c.New with what a subject
+// never changes (seq, id, kind, created_at) taken from old, and its
+// stored form.
+func Successor(old *model.Subject, c Change) (*model.Subject, Row, error) {
+	n := c.New
+	n.Seq, n.ID, n.Kind, n.CreatedAt = old.Seq, old.ID, old.Kind, old.CreatedAt
+	r, err := EncodeRow(n)
+	return n, r, err
+}
+
 // ApproxSize estimates a subject's encoded size, enough to keep a page
 // far below the daemon's 8 MiB frame limit.
 func ApproxSize(s *model.Subject) int {
