@@ -58,6 +58,13 @@ func (s *Store) Import(ctx context.Context, d *storage.Dump) error {
 			pgx.CopyFromRows(comments)); err != nil {
 			return fmt.Errorf("comments: %w", err)
 		}
+		// The import is a change the log cannot describe row by row: it
+		// takes one seq with no row, so every cached total (keyed by the
+		// newest seq) is stale, and a watcher open across it logs the gap
+		// and the daemon re-lists.
+		if _, err := tx.Exec(ctx, `UPDATE meta SET last_event_seq = last_event_seq + 1`); err != nil {
+			return fmt.Errorf("meta: %w", err)
+		}
 		// New rows continue after the imported seqs.
 		for _, t := range []string{"subjects", "subject_comments"} {
 			if _, err := tx.Exec(ctx, `SELECT setval(pg_get_serial_sequence('`+t+`', 'seq'),

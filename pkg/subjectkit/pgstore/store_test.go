@@ -255,8 +255,15 @@ func TestImportFromSQLite(t *testing.T) {
 	}
 	n := newNS(t)
 	dst := n.open(t, Options{}, "subject-pgstore-test")
+	// A total cached on the empty namespace must not outlive the import.
+	if p, err := dst.List(ctx, storage.Query{Limit: 1}); err != nil || p.Total != 0 {
+		t.Fatalf("list before import: %+v %v", p, err)
+	}
 	if err := dst.Import(ctx, dump); err != nil {
 		t.Fatal(err)
+	}
+	if p, err := dst.List(ctx, storage.Query{Limit: 1}); err != nil || p.Total != int64(len(dump.Subjects)) {
+		t.Fatalf("total after import: %+v %v, want %d", p.Total, err, len(dump.Subjects))
 	}
 	list := func(s storage.Store) []byte {
 		t.Helper()
