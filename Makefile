@@ -21,7 +21,7 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 # compat, dist) build beside them.
 PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))
 PLUGINS := $(foreach d,$(PLUGIN_DIRS),$(BIN)/animus-$(notdir $(d))) $(BIN)/animus-example
-TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo $(BIN)/fakeloki
+TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo $(BIN)/animus-benchreport $(BIN)/fakeloki
 MODULES := pkg/pluginkit pkg/sqlitex pkg/pgkit pkg/queuekit pkg/durablekit pkg/subjectkit pkg/golden e2e e2e/fakeloki e2e/fakeslack tools examples/animus-example $(PLUGIN_DIRS)
 UNIT_PKGS := $(foreach m,$(filter-out e2e tools,$(MODULES)),./$(m)/...) ./e2e/fakehost/... ./e2e/schemacheck/...
 FUZZTIME ?= 30s
@@ -114,8 +114,20 @@ e2e-loki: $(BIN)/animus-logs-loki
 compat: build $(BIN)/animus-compat
 	$(PG_RUN) $(BIN)/animus-compat --bin $(BIN) --out docs/COMPATIBILITY.md
 
+# bench tees go test's output to .cache/bench/bench.txt, then
+# animus-benchreport (tools/benchreport) prints issue 19's rows with their
+# limits, ratios and goals and writes docs/benchmarks.md and
+# docs/benchmarks.svg. A row missing from the output is reported, not fatal;
+# a failed go test still fails the target, after the report.
+BENCH_OUT := $(CURDIR)/.cache/bench/bench.txt
+BENCH_CMD := go test -run '^$$' -bench . -benchtime 3s -count 1 ./e2e/bench/...
 bench: build
-	$(PG_RUN) env ANIMUS_BIN_DIR=$(BIN) go test -run '^$$' -bench . -benchtime 3s -count 1 ./e2e/bench/...
+	@mkdir -p $(dir $(BENCH_OUT))
+	@load_start=$$(cat /proc/loadavg 2>/dev/null || true); status=0; \
+	$(PG_RUN) env ANIMUS_BIN_DIR=$(BIN) $(BENCH_CMD) 2>&1 | tee $(BENCH_OUT) || status=$$?; \
+	$(BIN)/animus-benchreport -in $(BENCH_OUT) -md docs/benchmarks.md -svg docs/benchmarks.svg \
+		-status $$status -loadavg-start "$$load_start" -command "$(BENCH_CMD)"; \
+	if [ $$status -ne 0 ]; then echo "make bench: go test failed (exit status $$status)" >&2; exit $$status; fi
 
 fuzz:
 	go test -run '^$$' -fuzz FuzzFrameReader -fuzztime $(FUZZTIME) ./pkg/pluginkit

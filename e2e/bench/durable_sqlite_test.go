@@ -3,7 +3,9 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -116,22 +118,34 @@ func durablePair(tb testing.TB, c *child, key string) {
 }
 
 // rawPair is what the plugin's store does for one pair, statement for
-// statement, without the protocol around it.
+// statement (the same SQL text, the same bound values, a step id of the
+// same shape), without the protocol around it.
 func rawPair(tb testing.TB, ctx context.Context, db *sqlitex.DB, key string) {
-	now := time.Now().UnixNano()
-	id := "raw_" + key
+	var rnd [16]byte
+	_, _ = rand.Read(rnd[:])
+	id := "step_" + hex.EncodeToString(rnd[:])
 	err := db.Tx(ctx, func(tx *sql.Tx) error {
 		var one int
 		if err := tx.QueryRowContext(ctx, `SELECT 1 FROM runs WHERE run_id = ? AND phase_id = ?`, "bench", "p").Scan(&one); err != nil {
 			return err
 		}
-		var existing string
-		err := tx.QueryRowContext(ctx, `SELECT step_id FROM steps WHERE idempotency_key = ? AND state IN ('reserved', 'committed')`, key).Scan(&existing)
+		var (
+			held, run, phase, name, state string
+			reserved, exp                 int64
+			outcome, output, errout       sql.NullString
+		)
+		err := tx.QueryRowContext(ctx, `
+		SELECT step_id, run_id, phase_id, step_name, state, reserved_at, expires_at, outcome, output_json, error_json
+		FROM steps WHERE idempotency_key = ? AND state IN ('reserved', 'committed')`, key).Scan(
+			&held, &run, &phase, &name, &state, &reserved, &exp, &outcome, &output, &errout)
 		if !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("key %s not free: %v", key, err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO steps (step_id, run_id, phase_id, step_name, idempotency_key, state, payload_json, reserved_at, expires_at)
-			VALUES (?, 'bench', 'p', ?, ?, 'reserved', NULL, ?, ?)`, id, key, key, now, now+int64(300*time.Second))
+		now := time.Now().UnixNano()
+		_, err = tx.ExecContext(ctx, `
+		INSERT INTO steps (step_id, run_id, phase_id, step_name, idempotency_key, state, payload_json, reserved_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, 'reserved', ?, ?, ?)`,
+			id, "bench", "p", key, key, nil, now, now+int64(300*time.Second))
 		return err
 	})
 	if err == nil {
@@ -141,11 +155,15 @@ func rawPair(tb testing.TB, ctx context.Context, db *sqlitex.DB, key string) {
 				return err
 			}
 			var seq int64
-			if err := tx.QueryRowContext(ctx, `UPDATE meta SET last_commit_seq = last_commit_seq + 1 WHERE id = 1 RETURNING last_commit_seq`).Scan(&seq); err != nil {
+			if err := tx.QueryRowContext(ctx,
+				`UPDATE meta SET last_commit_seq = last_commit_seq + 1 WHERE id = 1 RETURNING last_commit_seq`).Scan(&seq); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `UPDATE steps SET state = 'committed', outcome = 'success', output_json = ?, error_json = NULL,
-				committed_at = ?, commit_seq = ? WHERE step_id = ? AND state = 'reserved'`, `{"text":"ok","tokens":12}`, time.Now().UnixNano(), seq, id)
+			_, err := tx.ExecContext(ctx, `
+		UPDATE steps SET state = 'committed', outcome = ?, output_json = ?, error_json = ?,
+			committed_at = ?, commit_seq = ?
+		WHERE step_id = ? AND state = 'reserved'`,
+				"success", `{"text":"ok","tokens":12}`, nil, time.Now().UnixNano(), seq, id)
 			return err
 		})
 	}

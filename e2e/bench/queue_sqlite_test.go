@@ -20,8 +20,10 @@ import (
 //
 //   - BenchmarkQueueSQLiteColdStart: the daemon's per-call process model
 //     (spawn → initialize reply → one queue/stats → shutdown/exit), p50/p99,
-//     interleaved with a bare Go child that answers one request and exits
-//     and with animus-example doing the same exchanges without SQLite;
+//     interleaved with a bare Go child that gets the same frames (it
+//     echoes the three requests and exits on EOF) and with animus-example
+//     doing the same exchanges without SQLite; the ratios are p50 over
+//     the bare child's p50;
 //   - BenchmarkQueueSQLiteLeaseDepth: lease(1) latency with 100 and with
 //     100,000 entries queued (seeded with direct SQL), interleaved;
 //   - BenchmarkQueueSQLiteCycle: enqueue → lease → completion cycles per
@@ -99,8 +101,14 @@ func BenchmarkQueueSQLiteColdStart(b *testing.B) {
 		mustResult(b, c.roundTrip(b, "queue/stats", `{}`))
 		c.shutdown(b)
 		t1 := time.Now()
+		// The same frames as the other two send (bare-echo echoes each
+		// request and skips notifications), then EOF, its way to exit.
 		e := start(b, bare, dir)
-		e.roundTrip(b, "hello", `{}`)
+		e.roundTrip(b, "initialize", initParams(dir))
+		e.send(b, `{"jsonrpc":"2.0","method":"initialized"}`)
+		e.roundTrip(b, "$/ping", `{}`)
+		e.roundTrip(b, "shutdown", `{}`)
+		e.send(b, `{"jsonrpc":"2.0","method":"exit"}`)
 		e.in.Close()
 		if err := e.cmd.Wait(); err != nil {
 			b.Fatal(err)
@@ -123,6 +131,9 @@ func BenchmarkQueueSQLiteColdStart(b *testing.B) {
 	b.ReportMetric(ms(percentile(baseline, 99)), "bare-go-p99-ms")
 	b.ReportMetric(ms(percentile(runtime, 50)), "pluginkit-only-p50-ms")
 	b.ReportMetric(ms(percentile(runtime, 99)), "pluginkit-only-p99-ms")
+	bareP50 := float64(percentile(baseline, 50))
+	b.ReportMetric(float64(percentile(runtime, 50))/bareP50, "pluginkit-only-ratio")
+	b.ReportMetric(float64(percentile(plugin, 50))/bareP50, "plugin-ratio")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -23,7 +23,9 @@ import (
 //	list    task/list {status:[ready], labels_any:[backend,p1], limit:50}, repeated
 //	        (the daemon's polling: the total comes from the per-generation cache)
 //	list-after-write  the same list right after an (untimed) update, so the
-//	        total is recounted: the uncached cost
+//	        cached total is a generation behind: the plugin brings it
+//	        forward by its own write's before/after (storage.Totals)
+//	        instead of recounting; another process's write would recount
 //	get     task/get of a random subject
 //	update  task/update labels_add on a random subject (one write transaction)
 //	cold    spawn → initialize reply, on the seeded database
@@ -53,7 +55,7 @@ func BenchmarkSubjectSQLite(b *testing.B) {
 			c := spawnSubjectSQLite(b, bin, db)
 			const params = `{"status":["ready"],"labels_any":["backend","p1"],"limit":50}`
 			i := 0
-			write := func() { // untimed: invalidates the cached total
+			write := func() { // untimed: starts a new change-log generation
 				i++
 				c.roundTrip(b, "task/update", fmt.Sprintf(`{"id":"%s","patch":{"custom":{"n":%d}}}`, sample[i%len(sample)], i))
 			}

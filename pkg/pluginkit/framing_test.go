@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,4 +190,31 @@ func FuzzFrameReader(f *testing.F) {
 		}
 		t.Fatalf("reader did not reach EOF after %d calls", len(data)+2)
 	})
+}
+
+// Long frames cross the long-line buffer's growth steps (256 KiB, ×4 up to
+// 4 MiB, then the limit) intact, and one past the limit is still refused.
+func TestFrameReaderLongLines(t *testing.T) {
+	const limit = 6 << 20
+	for _, size := range []int{70 << 10, 256 << 10, 300 << 10, 1<<20 + 7, 4<<20 + 1, limit} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			frame := `"` + strings.Repeat("x", size-2) + `"`
+			fr := newFrameReader(strings.NewReader(frame+"\n[1]\n"), limit)
+			got, err := fr.Next()
+			if err != nil || string(got) != frame {
+				t.Fatalf("frame of %d bytes: %d bytes back, %v", size, len(got), err)
+			}
+			if got, err := fr.Next(); err != nil || string(got) != "[1]" {
+				t.Fatalf("next frame: %q %v", got, err)
+			}
+		})
+	}
+	fr := newFrameReader(strings.NewReader(`"`+strings.Repeat("x", limit)+"\"\n[2]\n"), limit)
+	var ferr *frameError
+	if _, err := fr.Next(); !errors.As(err, &ferr) {
+		t.Fatalf("a frame past the limit: %v", err)
+	}
+	if got, err := fr.Next(); err != nil || string(got) != "[2]" {
+		t.Fatalf("after the refused frame: %q %v", got, err)
+	}
 }

@@ -146,6 +146,9 @@ func (s *server) initialize(id json.RawMessage, raw []byte) {
 		return
 	}
 	s.updateInFlight(func(st *inFlightState) { st.hostCaps = params.Capabilities })
+	if s.p.signalsInstalled != nil {
+		<-s.p.signalsInstalled
+	}
 	if s.p.Init != nil {
 		if err := s.p.Init(s.handlerContext(s.life, nil), s.peer, params); err != nil {
 			s.failCall("initialize", id, err)

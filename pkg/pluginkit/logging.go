@@ -4,7 +4,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -107,16 +106,54 @@ func (r *redactor) scrub(s string) string {
 	return s
 }
 
-// absPath matches absolute file paths so last_error does not publish the
-// layout of the operator's disk.
-var absPath = regexp.MustCompile(`(^|[\s"'=:(])(/[^\s"':,;)]+)+`)
-
 // summary is the form of an internal error that health/check may show:
 // secrets and absolute paths removed, at most 200 bytes.
 func (r *redactor) summary(s string) string {
-	s = absPath.ReplaceAllString(r.scrub(s), "$1<path>")
+	s = hidePaths(r.scrub(s))
 	if len(s) > 200 {
 		s = s[:197] + "..."
 	}
 	return s
 }
+
+// hidePaths replaces every absolute file path with "<path>", so last_error
+// does not publish the layout of the operator's disk. A path is a '/' and
+// at least one more byte up to whitespace or one of "':,;) , starting the
+// text or right after whitespace or one of "'=:( (which stays). It does
+// what the regexp (^|[\s"'=:(])(/[^\s"':,;)]+)+ → "$1<path>" did, without
+// compiling one (and initializing the unicode tables it needs) in every
+// process at start: that was most of pluginkit's package init.
+func hidePaths(s string) string {
+	var b []byte
+	last := 0
+	for i := 0; i < len(s); i++ {
+		slash := i
+		if i > 0 || s[0] != '/' {
+			if strings.IndexByte(pathLead, s[i]) < 0 || i+1 >= len(s) || s[i+1] != '/' {
+				continue
+			}
+			slash = i + 1
+		}
+		end := slash + 1
+		for end < len(s) && strings.IndexByte(pathStop, s[end]) < 0 {
+			end++
+		}
+		if end == slash+1 {
+			continue
+		}
+		b = append(append(b, s[last:slash]...), "<path>"...)
+		last, i = end, end-1
+	}
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
+}
+
+// The bytes that may precede a path (kept) and the ones that end it. \s
+// is RE2's ASCII whitespace: tab, newline, form feed, carriage return and
+// space.
+const (
+	pathLead = "\t\n\f\r \"'=:("
+	pathStop = "\t\n\f\r \"':,;)"
+)

@@ -45,8 +45,9 @@ func Main(p Plugin) int {
 	}
 	// A host that closes our stderr must not kill us with SIGPIPE.
 	signal.Ignore(syscall.SIGPIPE)
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	ctx, installed, stop := notifyTerm()
 	defer stop()
+	p.signalsInstalled = installed
 
 	if p.Preflight != nil {
 		if err := p.Preflight(ctx); err != nil {
@@ -109,6 +110,34 @@ func (p *Plugin) usage(w io.Writer) {
 	fmt.Fprintf(w, "\nEnvironment (declared in env_required, forwarded by Animus):\n")
 	for _, e := range p.envVars() {
 		fmt.Fprintf(w, "  %-28s %s\n", e.Name, e.Description)
+	}
+}
+
+// notifyTerm is signal.NotifyContext(SIGTERM, interrupt) with the
+// installing moved off the caller's goroutine: the runtime enables a
+// notified signal by starting a thread of its own and waiting for it,
+// ~0.1 ms that a per-call process would otherwise spend before reading its
+// first frame. installed is closed once the handler is in place; the
+// server waits for it before the plugin's Init runs (and so before any
+// initialize reply), so from the host's side SIGTERM drains exactly as
+// before. stop unregisters and cancels ctx.
+func notifyTerm() (ctx context.Context, installed <-chan struct{}, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 1)
+	done := make(chan struct{})
+	go func() {
+		signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+		close(done)
+		select {
+		case <-sig:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, done, func() {
+		<-done
+		signal.Stop(sig)
+		cancel()
 	}
 }
 

@@ -64,6 +64,9 @@ type Plugin struct {
 	Logger *slog.Logger
 
 	redact *redactor // shared with Logger when Main built it
+	// signalsInstalled, set by Main, is closed once SIGTERM drains; the
+	// initialize handler waits for it (see notifyTerm).
+	signalsInstalled <-chan struct{}
 }
 
 // Command is a command-line mode of a plugin binary. It returns the exit code.

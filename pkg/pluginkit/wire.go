@@ -51,8 +51,11 @@ func decodeInbound(frame []byte) (*inbound, *envelopeError) {
 		return nil, &envelopeError{msg: "invalid request: a frame must be a JSON-RPC request object"}
 	}
 	var in inbound
-	if err := json.Unmarshal(frame, &in); err != nil {
-		return nil, &envelopeError{msg: "invalid request: " + err.Error()}
+	if !in.scan(frame) {
+		in = inbound{}
+		if err := json.Unmarshal(frame, &in); err != nil {
+			return nil, &envelopeError{msg: "invalid request: " + err.Error()}
+		}
 	}
 	in.hasID = in.ID != nil
 	var id json.RawMessage

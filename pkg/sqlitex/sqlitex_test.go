@@ -229,3 +229,43 @@ func TestViewIsASnapshotBesideAWriter(t *testing.T) {
 		t.Fatalf("after the view, n = %d, want 5", n)
 	}
 }
+
+// TestStmtCacheFollowsSchemaChanges: a statement kept in the per-connection
+// cache still sees a schema another process changed after it was prepared
+// (SQLite re-prepares it), and the cache can be turned off.
+func TestStmtCacheFollowsSchemaChanges(t *testing.T) {
+	for _, size := range []int{0, -1} {
+		path := filepath.Join(t.TempDir(), "c.db")
+		db, err := Open(context.Background(), Options{Path: path, MaxConns: 1, StmtCache: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		other := open(t, path) // another process's pool on the same file
+		if _, err := other.Exec(`CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1)`); err != nil {
+			t.Fatal(err)
+		}
+		columns := func() []string {
+			t.Helper()
+			rows, err := db.Query(`SELECT * FROM t`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			cols, err := rows.Columns()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return cols
+		}
+		if got := columns(); len(got) != 1 {
+			t.Fatalf("StmtCache %d: columns %v before the change", size, got)
+		}
+		if _, err := other.Exec(`ALTER TABLE t ADD COLUMN b TEXT`); err != nil {
+			t.Fatal(err)
+		}
+		if got := columns(); len(got) != 2 {
+			t.Errorf("StmtCache %d: columns %v after ADD COLUMN, want [a b]", size, got)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func (s *Store) List(ctx context.Context, q storage.Query) (storage.Page, error)
 		var a args
 		cond := storage.Where(&q.Filter, s.hints, &a)
 		var err error
-		if p.Total, err = s.total(ctx, tx, cond, a); err != nil {
+		if p.Total, err = s.total(ctx, tx, &q.Filter, cond, a); err != nil {
 			return err
 		}
 		sql := "SELECT " + storage.Columns + " FROM subjects s WHERE " + cond + " AND s.seq > " + a.Arg(q.After) +
@@ -68,15 +68,16 @@ func (s *Store) List(ctx context.Context, q storage.Query) (storage.Page, error)
 	return p, err
 }
 
-// total counts the matches of cond, or answers from the cache (see
-// storage.Totals): the generation is read in the same snapshot.
-func (s *Store) total(ctx context.Context, tx pgx.Tx, cond string, a args) (int64, error) {
+// total counts the matches of cond (the clause of f), or answers from the
+// cache (see storage.Totals): the generation is read in the same snapshot
+// as the count, as Totals needs.
+func (s *Store) total(ctx context.Context, tx pgx.Tx, f *model.Filter, cond string, a args) (int64, error) {
 	var gen int64
 	if err := tx.QueryRow(ctx, `SELECT last_event_seq FROM meta`).Scan(&gen); err != nil {
 		return 0, err
 	}
 	key := storage.TotalsKey(cond, a)
-	if n, ok := s.totals.Get(gen, key); ok {
+	if n, ok := s.totals.Get(gen, key, f, s.hints); ok {
 		return n, nil
 	}
 	var n int64

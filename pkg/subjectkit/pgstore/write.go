@@ -19,6 +19,7 @@ func (s *Store) Create(ctx context.Context, sub *model.Subject, native string) (
 	if err != nil {
 		return nil, err
 	}
+	var seq int64
 	err = s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `INSERT INTO subjects (id, native_id, kind, title, body, status,
 			priority, assignee, labels, parent_id, custom_fields, native_status, status_metadata,
@@ -32,11 +33,13 @@ func (s *Store) Create(ctx context.Context, sub *model.Subject, native string) (
 		if err := syncLabels(ctx, tx, sub.Seq, nil, sub.Labels); err != nil {
 			return err
 		}
-		return s.appendEvent(ctx, tx, model.Event{ID: sub.ID, ChangeKind: model.Created, Subject: sub})
+		seq, err = s.appendEvent(ctx, tx, model.Event{ID: sub.ID, ChangeKind: model.Created, Subject: sub})
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.totals.Record(seq, nil, sub)
 	return sub, nil
 }
 
@@ -44,7 +47,8 @@ func (s *Store) Create(ctx context.Context, sub *model.Subject, native string) (
 // its labels, the comment and the event, all under the namespace lock.
 func (s *Store) Update(ctx context.Context, native string, visible func(*model.Subject) bool,
 	fn func(old *model.Subject) (storage.Change, error)) (*model.Subject, error) {
-	var out *model.Subject
+	var before, out *model.Subject
+	var seq int64
 	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		old, err := loadForWrite(ctx, tx, native, visible)
 		if err != nil {
@@ -76,9 +80,13 @@ func (s *Store) Update(ctx context.Context, native string, visible func(*model.S
 				return err
 			}
 		}
-		out = n
-		return s.appendEvent(ctx, tx, model.Classify(old, n, s.hints))
+		before, out = old, n
+		seq, err = s.appendEvent(ctx, tx, model.Classify(old, n, s.hints))
+		return err
 	})
+	if err == nil {
+		s.totals.Record(seq, before, out)
+	}
 	return out, err
 }
 
@@ -86,6 +94,7 @@ func (s *Store) Update(ctx context.Context, native string, visible func(*model.S
 // deleted event carrying its last state.
 func (s *Store) Delete(ctx context.Context, native string, visible func(*model.Subject) bool) (*model.Subject, error) {
 	var out *model.Subject
+	var seq int64
 	err := s.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		old, err := loadForWrite(ctx, tx, native, visible)
 		if err != nil {
@@ -95,8 +104,12 @@ func (s *Store) Delete(ctx context.Context, native string, visible func(*model.S
 			return err
 		}
 		out = old
-		return s.appendEvent(ctx, tx, model.Event{ID: old.ID, ChangeKind: model.Deleted, Subject: old})
+		seq, err = s.appendEvent(ctx, tx, model.Event{ID: old.ID, ChangeKind: model.Deleted, Subject: old})
+		return err
 	})
+	if err == nil {
+		s.totals.Record(seq, out, nil)
+	}
 	return out, err
 }
 
@@ -141,26 +154,27 @@ func syncLabels(ctx context.Context, tx pgx.Tx, seq int64, before, after []strin
 
 // appendEvent writes the change-log row with the next seq from meta (the
 // namespace lock is held, so seqs follow commit order) and queues the
-// NOTIFY that commit delivers. Now and then it prunes old rows.
-func (s *Store) appendEvent(ctx context.Context, tx pgx.Tx, ev model.Event) error {
+// NOTIFY that commit delivers. Now and then it prunes old rows. It
+// returns the seq.
+func (s *Store) appendEvent(ctx context.Context, tx pgx.Tx, ev model.Event) (int64, error) {
 	b, err := rustjson.Marshal(ev)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var seq int64
 	if err := tx.QueryRow(ctx, `UPDATE meta SET last_event_seq = last_event_seq + 1 RETURNING last_event_seq`).Scan(&seq); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO subject_events (seq, subject_id, kind, change_kind, event_json, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6)`, seq, ev.ID, ev.Subject.Kind, string(ev.ChangeKind), string(b),
 		rustjson.TimeZ(time.Now())); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, current_schema())`, Channel); err != nil {
-		return err
+		return 0, err
 	}
 	if seq%256 == 0 { // prune now and then, not on every write
 		_, err = tx.Exec(ctx, `DELETE FROM subject_events WHERE seq <= $1`, seq-storage.EventRetention)
 	}
-	return err
+	return seq, err
 }

@@ -42,7 +42,7 @@ func (s *Store) List(ctx context.Context, q storage.Query) (storage.Page, error)
 	args := []any(a)
 	var p storage.Page
 	var err error
-	if p.Total, err = s.total(ctx, cond, args); err != nil {
+	if p.Total, err = s.total(ctx, &q.Filter, cond, args); err != nil {
 		return p, err
 	}
 	rows, err := s.db.QueryContext(ctx, "SELECT "+storage.Columns+" FROM subjects s WHERE "+cond+
@@ -155,18 +155,23 @@ func (s *Store) Comments(ctx context.Context, seq int64) ([]storage.Comment, err
 	return out, rows.Err()
 }
 
-// total counts the matches of cond, or answers from the cache.
-func (s *Store) total(ctx context.Context, cond string, args []any) (int64, error) {
+// total counts the matches of cond (the clause of f), or answers from
+// the cache (storage.Totals). A count and its generation come from one
+// statement, so one snapshot: the cache may bring a total forward by the
+// change-log rows after its generation, so the generation must be exactly
+// the one counted at.
+func (s *Store) total(ctx context.Context, f *model.Filter, cond string, args []any) (int64, error) {
 	gen, err := s.LastEventSeq(ctx)
 	if err != nil {
 		return 0, err
 	}
 	key := storage.TotalsKey(cond, args)
-	if n, ok := s.totals.Get(gen, key); ok {
+	if n, ok := s.totals.Get(gen, key, f, s.hints); ok {
 		return n, nil
 	}
 	var n int64
-	if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM subjects s WHERE "+cond, args...).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, "SELECT (SELECT COALESCE(MAX(seq), 0) FROM subject_events), COUNT(*) FROM subjects s WHERE "+cond,
+		args...).Scan(&gen, &n); err != nil {
 		return 0, err
 	}
 	s.totals.Put(gen, key, n)

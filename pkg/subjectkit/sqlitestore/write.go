@@ -14,6 +14,7 @@ import (
 // Create inserts a new subject (its ID already assigned) with its label
 // rows and a created event, in one transaction.
 func (s *Store) Create(ctx context.Context, sub *model.Subject, native string) (*model.Subject, error) {
+	var seq int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		r, err := storage.EncodeRow(sub)
 		if err != nil {
@@ -35,11 +36,13 @@ func (s *Store) Create(ctx context.Context, sub *model.Subject, native string) (
 		if err := syncLabels(ctx, tx, sub.Seq, nil, sub.Labels); err != nil {
 			return err
 		}
-		return appendEvent(ctx, tx, model.Event{ID: sub.ID, ChangeKind: model.Created, Subject: sub})
+		seq, err = appendEvent(ctx, tx, model.Event{ID: sub.ID, ChangeKind: model.Created, Subject: sub})
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.totals.Record(seq, nil, sub)
 	return sub, nil
 }
 
@@ -51,7 +54,8 @@ func (s *Store) Create(ctx context.Context, sub *model.Subject, native string) (
 // scope as not found.
 func (s *Store) Update(ctx context.Context, native string, visible func(*model.Subject) bool,
 	fn func(old *model.Subject) (storage.Change, error)) (*model.Subject, error) {
-	var out *model.Subject
+	var before, out *model.Subject
+	var seq int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		old, err := s.loadForWrite(ctx, tx, native, visible)
 		if err != nil {
@@ -83,9 +87,13 @@ func (s *Store) Update(ctx context.Context, native string, visible func(*model.S
 				return err
 			}
 		}
-		out = n
-		return appendEvent(ctx, tx, model.Classify(old, n, s.hints))
+		before, out = old, n
+		seq, err = appendEvent(ctx, tx, model.Classify(old, n, s.hints))
+		return err
 	})
+	if err == nil {
+		s.totals.Record(seq, before, out)
+	}
 	return out, err
 }
 
@@ -93,6 +101,7 @@ func (s *Store) Update(ctx context.Context, native string, visible func(*model.S
 // deleted event carrying its last state.
 func (s *Store) Delete(ctx context.Context, native string, visible func(*model.Subject) bool) (*model.Subject, error) {
 	var out *model.Subject
+	var seq int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		old, err := s.loadForWrite(ctx, tx, native, visible)
 		if err != nil {
@@ -102,8 +111,12 @@ func (s *Store) Delete(ctx context.Context, native string, visible func(*model.S
 			return err
 		}
 		out = old
-		return appendEvent(ctx, tx, model.Event{ID: old.ID, ChangeKind: model.Deleted, Subject: old})
+		seq, err = appendEvent(ctx, tx, model.Event{ID: old.ID, ChangeKind: model.Deleted, Subject: old})
+		return err
 	})
+	if err == nil {
+		s.totals.Record(seq, out, nil)
+	}
 	return out, err
 }
 
@@ -140,23 +153,23 @@ func syncLabels(ctx context.Context, tx *sql.Tx, seq int64, before, after []stri
 
 // appendEvent writes the change-log row inside the mutation's transaction:
 // its seq is the commit order, because BEGIN IMMEDIATE admits one writer
-// at a time.
-func appendEvent(ctx context.Context, tx *sql.Tx, ev model.Event) error {
+// at a time. It returns that seq.
+func appendEvent(ctx context.Context, tx *sql.Tx, ev model.Event) (int64, error) {
 	b, err := rustjson.Marshal(ev)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO subject_events (subject_id, kind, change_kind, event_json, created_at)
 		VALUES (?, ?, ?, ?, ?)`, ev.ID, ev.Subject.Kind, string(ev.ChangeKind), string(b), rustjson.TimeZ(time.Now()))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	seq, err := res.LastInsertId()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if seq%256 == 0 { // prune now and then, not on every write
 		_, err = tx.ExecContext(ctx, `DELETE FROM subject_events WHERE seq <= ?`, seq-storage.EventRetention)
 	}
-	return err
+	return seq, err
 }

@@ -43,6 +43,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"NextOrder", nextOrder},
 		{"ChildrenComputed", childrenComputed},
 		{"TotalFollowsOtherWriters", totalFollowsOtherWriters},
+		{"TotalsStayExact", totalsStayExact},
 		{"ConcurrentUpdatesLoseNothing", concurrentUpdatesLoseNothing},
 		{"UpdateScopeAndRollback", updateScopeAndRollback},
 		{"DeleteCascadesAndLogs", deleteCascadesAndLogs},

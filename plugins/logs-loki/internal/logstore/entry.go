@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/logs-loki/internal/logql"
 	"github.com/animus-plugins/animus-plugins/plugins/logs-loki/internal/loki"
 )
@@ -91,10 +90,7 @@ func parseEntry(raw json.RawMessage) (record, error) {
 
 // marshalLine renders the entry as the compact JSON line stored in Loki
 // (no HTML escaping: the line is data, not markup).
-func marshalLine(e Entry) []byte {
-	line, _ := rustjson.Marshal(e) // every part is valid JSON already
-	return line
-}
+func marshalLine(e Entry) []byte { return appendLine(nil, e) }
 
 // truncatedKey marks an entry whose message (or fields) was cut to fit
 // Loki's line size limit.

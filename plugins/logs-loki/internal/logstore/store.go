@@ -31,9 +31,10 @@ type StoreResult struct {
 
 // pending is one entry ready to push.
 type pending struct {
-	rec       record
-	line      string
-	truncated bool
+	rec        record
+	line       string
+	start, end int // the line's place in the batch's buffer, until line is set
+	truncated  bool
 }
 
 // store validates every entry first (a bad one fails the call before
@@ -48,11 +49,26 @@ func (s *Service) store(ctx context.Context, p StoreParams) (StoreResult, error)
 	}
 	raws := *p.Entries
 	batch := make([]pending, 0, len(raws))
+	// Lines are rendered into one buffer and turned into one string.
+	size := 0
+	for _, raw := range raws {
+		size += len(raw) + 16
+	}
+	lines := make([]byte, 0, size)
 	for i, raw := range raws {
-		rec, err := parseEntry(raw)
-		if err != nil {
-			return StoreResult{}, pluginkit.InvalidParams("invalid params: entries[%d]: %s", i, err.Error()).WithData("index", i)
+		rec, ok := fastEntry(raw)
+		if !ok {
+			var err error
+			if rec, err = parseEntry(raw); err != nil {
+				return StoreResult{}, pluginkit.InvalidParams("invalid params: entries[%d]: %s", i, err.Error()).WithData("index", i)
+			}
 		}
+		start := len(lines)
+		if lines = appendLine(lines, rec.Entry); len(lines)-start <= maxLine {
+			batch = append(batch, pending{rec: rec, start: start, end: len(lines)})
+			continue
+		}
+		lines = lines[:start]
 		line, truncated, err := encodeLine(rec.Entry, maxLine)
 		if err != nil {
 			return StoreResult{}, pluginkit.InvalidParams("invalid params: entries[%d]: %s", i, err.Error()).WithData("index", i)
@@ -64,6 +80,12 @@ func (s *Service) store(ctx context.Context, p StoreParams) (StoreResult, error)
 			s.log.Warn("entry truncated to fit Loki's line limit", "id", rec.Entry.ID, "limit_bytes", maxLine)
 		}
 		batch = append(batch, pending{rec: rec, line: line, truncated: truncated})
+	}
+	all := string(lines)
+	for i := range batch {
+		if b := &batch[i]; b.line == "" {
+			b.line = all[b.start:b.end]
+		}
 	}
 	if len(batch) == 0 {
 		return StoreResult{Stored: 0}, nil

@@ -2,6 +2,7 @@ package loki
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -34,6 +35,12 @@ type Options struct {
 type Client struct {
 	o    Options
 	http *http.Client
+	// pushURL is built once: a store must not re-render and re-parse it.
+	pushURL string
+	// gzips holds idle JSON-push compressors. A gzip.Writer costs ~1 MB
+	// to make; a sync.Pool loses them at every GC, which a 500-entry
+	// store triggers, so they are kept here.
+	gzips chan *gzip.Writer
 }
 
 // New builds a client. It fails only when the CA file cannot be used.
@@ -67,7 +74,28 @@ func New(o Options) (*Client, error) {
 		}
 		tr.TLSClientConfig = cfg
 	}
-	return &Client{o: o, http: &http.Client{Transport: tr}}, nil
+	c := &Client{o: o, http: &http.Client{Transport: tr}, gzips: make(chan *gzip.Writer, 4)}
+	c.pushURL = c.endpoint("/loki/api/v1/push", nil)
+	return c, nil
+}
+
+// gzipWriter takes an idle compressor or makes one.
+func (c *Client) gzipWriter() *gzip.Writer {
+	select {
+	case zw := <-c.gzips:
+		return zw
+	default:
+		zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+		return zw
+	}
+}
+
+// putGzipWriter keeps zw for the next push unless enough are idle.
+func (c *Client) putGzipWriter(zw *gzip.Writer) {
+	select {
+	case c.gzips <- zw:
+	default:
+	}
 }
 
 // Timeout is the per-request timeout.
@@ -115,13 +143,18 @@ func (c *Client) header(h http.Header) {
 // do sends one request under the per-request timeout and returns the body
 // of a 2xx answer, or a *StatusError.
 func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte, hdr map[string]string) ([]byte, error) {
+	return c.doURL(ctx, method, c.endpoint(path, q), body, hdr)
+}
+
+// doURL is do with the URL already rendered.
+func (c *Client) doURL(ctx context.Context, method, u string, body []byte, hdr map[string]string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.endpoint(path, q), rd)
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, err
 	}

@@ -1,15 +1,12 @@
 package loki
 
 import (
-	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"net/http"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/golang/snappy"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -50,21 +47,35 @@ func LabelString(ls []Label) string {
 
 // Push sends streams in one request. It returns nil on 2xx.
 func (c *Client) Push(ctx context.Context, streams []Stream) error {
-	body, hdr, err := EncodePush(c.o.Encoding, streams)
+	if c.o.Encoding != "json" {
+		_, err := c.doURL(ctx, http.MethodPost, c.pushURL, EncodeProto(streams), protoHeaders())
+		return err
+	}
+	zw := c.gzipWriter()
+	body, err := gzipJSON(zw, streams)
+	c.putGzipWriter(zw)
 	if err != nil {
 		return err
 	}
-	_, err = c.do(ctx, http.MethodPost, "/loki/api/v1/push", nil, body, hdr)
+	_, err = c.doURL(ctx, http.MethodPost, c.pushURL, body, jsonHeaders())
 	return err
+}
+
+func protoHeaders() map[string]string {
+	return map[string]string{"Content-Type": "application/x-protobuf"}
+}
+
+func jsonHeaders() map[string]string {
+	return map[string]string{"Content-Type": "application/json", "Content-Encoding": "gzip"}
 }
 
 // EncodePush renders a push body and its headers in the given encoding.
 func EncodePush(encoding string, streams []Stream) ([]byte, map[string]string, error) {
 	if encoding == "json" {
 		b, err := EncodeJSON(streams)
-		return b, map[string]string{"Content-Type": "application/json", "Content-Encoding": "gzip"}, err
+		return b, jsonHeaders(), err
 	}
-	return EncodeProto(streams), map[string]string{"Content-Type": "application/x-protobuf"}, nil
+	return EncodeProto(streams), protoHeaders(), nil
 }
 
 // EncodeProto renders logproto.PushRequest and compresses it with snappy
@@ -131,47 +142,12 @@ func EncodeProto(streams []Stream) []byte {
 	return snappy.Encode(make([]byte, snappy.MaxEncodedLen(len(req))), req)
 }
 
-var gzipWriters = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed); return w }}
-
 // EncodeJSON renders Loki's JSON push body, gzip-compressed:
-// {"streams":[{"stream":{…},"values":[["<ns>","<line>",{sm}]]}]}.
+// {"streams":[{"stream":{…},"values":[["<ns>","<line>",{sm}]]}]}. It
+// allocates a compressor (~1 MB at BestSpeed); a Client reuses its own.
 func EncodeJSON(streams []Stream) ([]byte, error) {
-	type stream struct {
-		Stream map[string]string `json:"stream"`
-		Values [][]any           `json:"values"`
-	}
-	body := struct {
-		Streams []stream `json:"streams"`
-	}{Streams: make([]stream, 0, len(streams))}
-	for _, s := range streams {
-		js := stream{Stream: make(map[string]string, len(s.Labels)), Values: make([][]any, 0, len(s.Entries))}
-		for _, l := range s.Labels {
-			js.Stream[l.Name] = l.Value
-		}
-		for _, e := range s.Entries {
-			v := []any{strconv.FormatInt(e.TS, 10), e.Line}
-			if len(e.SM) > 0 {
-				sm := make(map[string]string, len(e.SM))
-				for _, l := range e.SM {
-					sm[l.Name] = l.Value
-				}
-				v = append(v, sm)
-			}
-			js.Values = append(js.Values, v)
-		}
-		body.Streams = append(body.Streams, js)
-	}
-	var buf bytes.Buffer
-	zw := gzipWriters.Get().(*gzip.Writer)
-	defer gzipWriters.Put(zw)
-	zw.Reset(&buf)
-	if err := json.NewEncoder(zw).Encode(body); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return gzipJSON(zw, streams)
 }
 
 // SortLabels orders labels by name, as LabelString expects.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/config"
@@ -66,6 +65,13 @@ func (s *Service) Flush(ctx context.Context, p FlushParams) (FlushResult, error)
 // sendAll sends claimed rows concurrently (bounded per connector) until
 // deadline, records every outcome, and hands unstarted rows back. It
 // returns the number delivered and the lifecycle events, in row order.
+//
+// Outcomes are recorded in batches of up to recordBatch, one transaction
+// each, an outcome waiting at most recordWait for others to join it: each
+// send's goroutine committing its own outcome had up to max_concurrency
+// writers queue on SQLite's write lock, whose busy handler sleeps a
+// millisecond or more per retry, and wrote the same table and index pages
+// to the WAL once per row (most of a flush of 128 went there).
 func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Config, rows []*store.Delivery, deadline time.Time) (int, events) {
 	if len(rows) == 0 {
 		return 0, nil
@@ -75,33 +81,59 @@ func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Conf
 	s.learnSecrets(secretNames(cfg)...)
 	perRow := make([]events, len(rows))
 	delivered := make([]bool, len(rows))
-	unstarted := make([]*store.Delivery, len(rows))
-	var wg sync.WaitGroup
-	for i, d := range rows {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var conn *config.Connector
-			if cfg != nil {
-				conn = cfg.Connector(d.ConnectorID)
-			}
-			res, started := s.attempt(ctx, d, conn)
-			if !started {
-				unstarted[i] = d
-				return
-			}
-			delivered[i] = res.Outcome == delivery.Delivered
-			perRow[i] = s.record(ctx, st, cfg, d, res)
-		}()
-	}
-	wg.Wait()
 	var back []*store.Delivery
+	// done carries each row's index once its attempt ended; results[i]
+	// is written before and read after.
+	results := make([]attemptResult, len(rows))
+	done := make(chan int, len(rows))
+	try := func(i int) {
+		var conn *config.Connector
+		if cfg != nil {
+			conn = cfg.Connector(rows[i].ConnectorID)
+		}
+		results[i].res, results[i].started = s.attempt(ctx, rows[i], conn)
+		done <- i
+	}
+	if len(rows) == 1 {
+		try(0) // notify's usual case: no goroutine to hand it to
+	} else {
+		for i := range rows {
+			go try(i)
+		}
+	}
+	var batch []int
+	var wait <-chan time.Time // runs while outcomes wait for company
+	for left := len(rows); left > 0; {
+		select {
+		case i := <-done:
+			batch = append(batch, i)
+			left--
+			if len(batch) == 1 {
+				wait = time.After(recordWait)
+			}
+			if left > 0 && len(batch) < recordBatch {
+				continue
+			}
+		case <-wait:
+		}
+		wait = nil
+		var sent []int
+		for _, i := range batch {
+			if results[i].started {
+				sent = append(sent, i)
+			} else {
+				back = append(back, rows[i])
+			}
+		}
+		s.record(ctx, st, cfg, rows, results, sent, perRow)
+		for _, i := range sent {
+			delivered[i] = results[i].res.Outcome == delivery.Delivered
+		}
+		batch = batch[:0]
+	}
 	n := 0
 	var out events
 	for i := range rows {
-		if unstarted[i] != nil {
-			back = append(back, unstarted[i])
-		}
 		if delivered[i] {
 			n++
 		}
@@ -114,6 +146,21 @@ func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Conf
 		}
 	}
 	return n, out
+}
+
+// An outcome waits at most recordWait for recordBatch-1 others before it
+// is recorded. The wait bounds how many sends a crash of this process
+// could leave unrecorded (and so resent, with the same delivery_id).
+const (
+	recordBatch = 64
+	recordWait  = 50 * time.Millisecond
+)
+
+// attemptResult is one row's attempt; started is false when the budget ran
+// out before the send began.
+type attemptResult struct {
+	res     delivery.Result
+	started bool
 }
 
 // attempt makes one send. started is false when the budget ran out before
@@ -145,33 +192,58 @@ func (s *Service) attempt(ctx context.Context, d *store.Delivery, conn *config.C
 	}, s.errorText), true
 }
 
-// record writes an attempt's outcome and returns its lifecycle events. The
-// write ignores the request's cancellation: an attempt that happened must
-// be recorded even while the plugin drains.
-func (s *Service) record(ctx context.Context, st *store.Store, cfg *config.Config, d *store.Delivery, res delivery.Result) events {
+// record writes the outcomes of the attempts rows[i] for i in idx, in one
+// transaction, and sets perRow[i] to their lifecycle events. The write
+// ignores the request's cancellation: an attempt that happened must be
+// recorded even while the plugin drains.
+func (s *Service) record(ctx context.Context, st *store.Store, cfg *config.Config, rows []*store.Delivery,
+	results []attemptResult, idx []int, perRow []events) {
+	if len(idx) == 0 {
+		return
+	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	s.noteOutcome(d.ProjectRoot, d.ConnectorID, res.Outcome, res.Err)
 	policy := config.RetryPolicy{MaxAttempts: config.DefaultMaxAttempts, BaseDelaySecs: config.DefaultBaseDelaySecs, MaxDelaySecs: config.DefaultMaxDelaySecs}
 	if cfg != nil {
 		policy = cfg.RetryPolicy
 	}
+	outs := make([]store.Outcome, len(idx))
+	for k, i := range idx {
+		d, res := rows[i], results[i].res
+		s.noteOutcome(d.ProjectRoot, d.ConnectorID, res.Outcome, res.Err)
+		o := store.Outcome{Delivery: d, Status: store.Dead, LastErr: res.Err, Code: res.StatusCode}
+		switch {
+		case res.Outcome == delivery.Delivered:
+			o = store.Outcome{Delivery: d, Status: store.Sent, Code: res.StatusCode}
+		case res.Outcome == delivery.Transient && d.Attempts < policy.MaxAttempts:
+			o.Status, o.Next = store.Pending, s.now().Add(delivery.Backoff(policy, d.Attempts, res.RetryAfter, s.random))
+		}
+		outs[k] = o
+	}
+	errs := st.Record(wctx, outs)
+	for k, i := range idx {
+		perRow[i] = s.report(outs[k], results[i].res, errs[k])
+	}
+}
+
+// report logs one recorded outcome and returns its lifecycle events (none
+// when it could not be recorded).
+func (s *Service) report(o store.Outcome, res delivery.Result, err error) events {
+	d := o.Delivery
 	var evs events
-	var err error
-	switch {
-	case res.Outcome == delivery.Delivered:
-		if err = st.MarkSent(wctx, d, res.StatusCode); err == nil {
+	switch o.Status {
+	case store.Sent:
+		if err == nil {
 			evs.add(lifecycle(EventSent, d, map[string]any{"attempts": d.Attempts}))
 		}
-	case res.Outcome == delivery.Transient && d.Attempts < policy.MaxAttempts:
-		next := s.now().Add(delivery.Backoff(policy, d.Attempts, res.RetryAfter, s.random))
-		if err = st.MarkRetry(wctx, d, next, res.Err, res.StatusCode); err == nil {
+	case store.Pending:
+		if err == nil {
 			evs.add(lifecycle(EventFailed, d, map[string]any{"attempts": d.Attempts, "retriable": true, "last_error": res.Err}))
 		}
 		s.log.Info("delivery failed; will retry", "delivery_id", d.DeliveryID, "connector_id", d.ConnectorID,
-			"attempts", d.Attempts, "retry_in", next.Sub(s.now()).Round(time.Millisecond).String(), "error", res.Err)
+			"attempts", d.Attempts, "retry_in", o.Next.Sub(s.now()).Round(time.Millisecond).String(), "error", res.Err)
 	default:
-		if err = st.MarkDead(wctx, d, res.Err, res.StatusCode); err == nil {
+		if err == nil {
 			evs.add(lifecycle(EventFailed, d, map[string]any{"attempts": d.Attempts, "retriable": false, "last_error": res.Err}),
 				lifecycle(EventDeadLettered, d, map[string]any{"attempts": d.Attempts, "last_error": res.Err}))
 		}

@@ -5,6 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,4 +194,44 @@ func TestBreakerStopsSyncAttempts(t *testing.T) {
 	if res := h.notify(h.event("after", "x", `{}`)); res.Delivered != 1 {
 		t.Fatalf("breaker did not close: %+v", res)
 	}
+}
+
+// BenchmarkNotify runs notifier/notify in process (no stdio) against a
+// local 204 receiver, quick-start configuration, signed.
+func BenchmarkNotify(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	project := b.TempDir()
+	env := map[string]string{
+		"ANIMUS_WEBHOOK_URL":      srv.URL + "/hook",
+		"ANIMUS_WEBHOOK_SECRET":   "whsec_YmVuY2htYXJrLXNpZ25pbmcta2V5",
+		"ANIMUS_NOTIFIER_DB_PATH": filepath.Join(project, "o.sqlite"),
+	}
+	svc := New(Options{Version: "bench", Getenv: func(k string) string { return env[k] }, Home: b.TempDir()})
+	if err := svc.Init(context.Background(), nil, initParams(b, project)); err != nil {
+		b.Fatal(err)
+	}
+	defer svc.Close(context.Background())
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := range b.N {
+		id := "bench-" + strconv.Itoa(i)
+		ev := &Event{Schema: "animus.daemon.event.v1", ID: id, Seq: uint64(i), Timestamp: "2026-05-31T00:00:00.123456+00:00",
+			EventType: "workflow_completed", ProjectRoot: &project, Data: json.RawMessage(`{"workflow_id":"wf-1","phase":"review"}`)}
+		res, err := svc.Notify(ctx, NotifyParams{Event: ev})
+		if err != nil || res.Delivered != 1 {
+			b.Fatalf("notify: %+v %v", res, err)
+		}
+	}
+}
+
+func initParams(tb testing.TB, project string) pluginkit.InitializeParams {
+	raw, err := json.Marshal(map[string]string{"project_root": project})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pluginkit.InitializeParams{InitExtensions: map[string]json.RawMessage{"project_binding": raw}}
 }

@@ -129,6 +129,12 @@ func nullString(p *string) any {
 	return *p
 }
 
+// insertDelivery adds one delivery unless its key is already there.
+const insertDelivery = `INSERT INTO deliveries (delivery_id, delivery_key, project_root, event_id,
+	event_type, workflow_id, task_id, connector_id, connector_type, subscription_id, quiet, payload, status,
+	attempts, next_attempt_at, claim_token, claimed_pid, created_at, updated_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`
+
 // Enqueue inserts ds in one transaction and returns the rows it inserted;
 // a row whose delivery_key is already in the outbox (in any state) is
 // skipped. Rows for which claim (if non-nil) reports true start claimed by
@@ -140,14 +146,6 @@ func (s *Store) Enqueue(ctx context.Context, ds []Delivery, claim func(*Delivery
 	var inserted []*Delivery
 	err := s.durable.Tx(ctx, func(tx *sql.Tx) error {
 		inserted = inserted[:0]
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO deliveries (delivery_id, delivery_key, project_root, event_id,
-			event_type, workflow_id, task_id, connector_id, connector_type, subscription_id, quiet, payload, status,
-			attempts, next_attempt_at, claim_token, claimed_pid, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
 		projects := map[string]bool{}
 		for i := range ds {
 			d := ds[i]
@@ -157,7 +155,7 @@ func (s *Store) Enqueue(ctx context.Context, ds []Delivery, claim func(*Delivery
 				d.Status, d.Attempts, d.claimToken = Inflight, 1, token
 				tok, pid = token, s.pid
 			}
-			res, err := ins.ExecContext(ctx, d.DeliveryID, d.DeliveryKey, d.ProjectRoot, d.EventID, d.EventType,
+			res, err := tx.ExecContext(ctx, insertDelivery, d.DeliveryID, d.DeliveryKey, d.ProjectRoot, d.EventID, d.EventType,
 				nullString(d.WorkflowID), nullString(d.TaskID), d.ConnectorID, d.ConnectorType, d.SubscriptionID,
 				d.Quiet, d.Payload, string(d.Status), d.Attempts, ms(now), tok, pid, ms(now), ms(now))
 			if err != nil {
@@ -262,60 +260,6 @@ func (s *Store) Claim(ctx context.Context, project string, limit int) ([]*Delive
 		out = out[:limit]
 	}
 	return out, nil
-}
-
-// ErrLostClaim reports a result write for a row this process no longer
-// owns (its lease expired and another process reclaimed it).
-var ErrLostClaim = errors.New("the delivery is no longer claimed by this process")
-
-// MarkSent records a successful delivery.
-func (s *Store) MarkSent(ctx context.Context, d *Delivery, code int) error {
-	now := s.now()
-	return s.finish(ctx, d, `status = 'sent', sent_at = ?, last_error = NULL, last_status_code = ?`, ms(now), code)
-}
-
-// MarkRetry puts the delivery back to pending, due at next.
-func (s *Store) MarkRetry(ctx context.Context, d *Delivery, next time.Time, lastErr string, code int) error {
-	d.NextAttemptAt = next
-	return s.finish(ctx, d, `status = 'pending', next_attempt_at = ?, last_error = ?, last_status_code = ?`,
-		ms(next), lastErr, nullCode(code))
-}
-
-// MarkDead dead-letters the delivery.
-func (s *Store) MarkDead(ctx context.Context, d *Delivery, lastErr string, code int) error {
-	now := s.now()
-	return s.finish(ctx, d, `status = 'dead', dead_at = ?, last_error = ?, last_status_code = ?`,
-		ms(now), lastErr, nullCode(code))
-}
-
-func nullCode(code int) any {
-	if code == 0 {
-		return nil
-	}
-	return code
-}
-
-// finish applies one outcome to a row this process claimed, in its own
-// transaction.
-func (s *Store) finish(ctx context.Context, d *Delivery, set string, args ...any) error {
-	args = append(args, ms(s.now()), d.DeliveryID, d.claimToken)
-	err := s.fast.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE deliveries SET `+set+`, claim_token = NULL, claimed_pid = NULL,
-			updated_at = ? WHERE delivery_id = ? AND status = 'inflight' AND claim_token = ?`, args...)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return ErrLostClaim
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, ErrLostClaim) {
-		return fmt.Errorf("record outcome: %w", err)
-	}
-	return err
 }
 
 // Release hands claimed rows that were never sent back to pending, undoing

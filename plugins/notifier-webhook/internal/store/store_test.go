@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -289,4 +291,52 @@ func TestConcurrentClaimsNeverOverlap(t *testing.T) {
 			t.Fatalf("%s claimed %d times", id, n)
 		}
 	}
+}
+
+// BenchmarkEnqueueMarkSent is notify's outbox work: one claimed row
+// committed durably, then its outcome recorded. Reported besides ns/op:
+// each half's mean and one 4 KiB write+fsync on the same disk.
+func BenchmarkEnqueueMarkSent(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	st, err := Open(ctx, Options{Path: filepath.Join(dir, "o.sqlite")})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	f, err := os.Create(filepath.Join(dir, "probe"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	page := make([]byte, 4096)
+	payload := make([]byte, 420)
+	var enq, mark, sync time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		d := Delivery{DeliveryID: "id-" + strconv.Itoa(i), DeliveryKey: "key-" + strconv.Itoa(i), ProjectRoot: dir,
+			EventID: "e", EventType: "workflow_completed", ConnectorID: "c", ConnectorType: "webhook", SubscriptionID: "s", Payload: payload}
+		t0 := time.Now()
+		got, err := st.Enqueue(ctx, []Delivery{d}, func(*Delivery) bool { return true })
+		if err != nil || len(got) != 1 {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := st.MarkSent(ctx, got[0], 204); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		enq += t1.Sub(t0)
+		mark += t2.Sub(t1)
+		b.StopTimer()
+		t3 := time.Now()
+		f.WriteAt(page, 0)
+		f.Sync()
+		sync += time.Since(t3)
+		b.StartTimer()
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(enq.Microseconds())/n, "enqueue-µs")
+	b.ReportMetric(float64(mark.Microseconds())/n, "marksent-µs")
+	b.ReportMetric(float64(sync.Microseconds())/n, "fsync-µs")
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/animus-plugins/animus-plugins/pkg/pluginkit/rustjson"
 	"github.com/animus-plugins/animus-plugins/plugins/transport-http/internal/control"
 )
 
@@ -186,5 +188,25 @@ func TestEventIDAndResume(t *testing.T) {
 	}
 	if parseResume(r, workflowEventStream) != nil {
 		t.Error("workflow events cannot resume")
+	}
+}
+
+// writeOK builds the success envelope by hand; it must stay byte for byte
+// what rustjson.Encode writes for okEnvelope, whitespace, HTML characters,
+// U+2028 and invalid input included.
+func TestWriteOKMatchesEncoder(t *testing.T) {
+	for _, data := range []string{"", "null", `{"a":1}`, " { \"a\" : [ 1 , 2 ] ,\n\"b\":\"x y\" } ",
+		`{"h":"<b>&amp;</b>","s":"\u2028 \u2029","n":1.50e3}`, `"\u00e9"`, "\"\u2028<\u2029>\"", `{"a":`, `[1,]`} {
+		rec := httptest.NewRecorder()
+		writeOK(rec, json.RawMessage(data))
+		var want bytes.Buffer
+		raw := json.RawMessage(data)
+		if data == "" {
+			raw = json.RawMessage("null")
+		}
+		_ = rustjson.Encode(&want, okEnvelope{OK: true, Data: raw})
+		if rec.Code != http.StatusOK || rec.Body.String() != want.String() {
+			t.Errorf("writeOK(%q) = %d %q, want 200 %q", data, rec.Code, rec.Body.String(), want.String())
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,12 +109,28 @@ type errEnvelope struct {
 
 // writeOK sends 200 {"ok":true,"data":<raw>}; the daemon's result is passed
 // through byte for byte.
+//
+// It writes the bytes rustjson.Encode would write for okEnvelope (compacted
+// data, no HTML escaping, a trailing newline) without the reflection and
+// encoder state: this is the path of every successful call.
 func writeOK(w http.ResponseWriter, data json.RawMessage) {
 	if len(data) == 0 {
 		data = json.RawMessage("null")
 	}
-	writeJSON(w, http.StatusOK, okEnvelope{OK: true, Data: data})
+	out := bytes.NewBuffer(make([]byte, 0, len(okPrefix)+len(data)+2))
+	out.WriteString(okPrefix)
+	err := json.Compact(out, data)
+	jsonHeaders(w)
+	w.WriteHeader(http.StatusOK)
+	if err != nil {
+		return // as rustjson.Encode: an invalid value writes no body
+	}
+	out.WriteString("}\n")
+	_, _ = w.Write(out.Bytes()) // one Write; the client going away is not our error
 }
+
+// okPrefix is okEnvelope's encoding up to its data.
+const okPrefix = `{"ok":true,"data":`
 
 // writeData marshals v as the data of a success envelope.
 func writeData(w http.ResponseWriter, v any) {
