@@ -27,8 +27,9 @@ import (
 //   - BenchmarkSubjectPGList: task/list {status:[ready],
 //     labels_any:[backend,p1], limit:50} at 100,000 subjects, through one
 //     long-lived process per backend on the same data, repeated (list)
-//     and right after an untimed update (list-after-write: the total is
-//     recounted); p50/p99 per backend and pg/sqlite;
+//     and right after an untimed update by the same process
+//     (list-after-write: the total is carried forward; another process's
+//     write would recount); p50/p99 per backend and pg/sqlite;
 //   - BenchmarkSubjectPGWatchLatency: task/update sent to process A →
 //     the matching subject/changed on process B's open subject/watch (a
 //     second project root on the same namespace, or file), p50/p99 per
@@ -109,8 +110,8 @@ type subjectSide struct {
 //	list              repeated: the total comes from each store's
 //	                  per-generation cache
 //	list-after-write  each list right after an untimed task/update of a
-//	                  sampled subject on the same backend, so the total is
-//	                  recounted (issue 19's path)
+//	                  sampled subject by the same process, which carries
+//	                  the cached total forward (issue 19's path)
 //
 // Reported per sub-benchmark: pg- and sqlite- p50/p99 of the list alone
 // in µs, and pg/sqlite-p50 (ns/op is one iteration, writes included). The plans of the PostgreSQL list's statements (EXPLAIN
