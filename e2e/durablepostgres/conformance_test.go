@@ -21,5 +21,5 @@ import (
 func TestConformance(t *testing.T) {
 	s := pgns.Durable.New(t)
 	conformancetest.RequireAllPassEveryDaemonWith(t, binaries.Path(t, binaryName), s.Map(nil),
-		conformance.Options{Isolate: isolate(t, s), Unreachable: pgns.Durable.Unreachable()})
+		conformance.Options{Isolate: s.Isolated(t), Unreachable: pgns.Durable.Unreachable()})
 }

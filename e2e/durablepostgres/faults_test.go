@@ -9,6 +9,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/ledger"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 	"github.com/animus-plugins/animus-plugins/pkg/pgkit/pgtest"
 )
@@ -31,14 +32,14 @@ func TestFaultPostgresRestart(t *testing.T) {
 	// package's tests running at the same time.
 	c := pgtest.Own(t)
 	s := pgns.Durable.In(t, c.DSN)
-	severalHosts(t, s, &fault{what: "pg_ctl restart -m fast", round: 10, do: func(l *ledger) string {
+	severalHosts(t, s, &fault{what: "pg_ctl restart -m fast", round: 10, do: func(l *ledger.Ledger) string {
 		n := 0
-		for n < maxRestarts && total(l.retries()) == 0 {
+		for n < maxRestarts && total(l.Retries()) == 0 {
 			c.Restart(t)
 			n++
 			time.Sleep(50 * time.Millisecond)
 		}
-		if total(l.retries()) == 0 {
+		if total(l.Retries()) == 0 {
 			t.Errorf("%d restarts during the driver's steps and no call answered -32304: every call rode out the outage", n)
 		}
 		return fmt.Sprintf("%d restart(s)", n)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
@@ -28,13 +27,6 @@ const codeUnavailable = -32304
 
 // runnerBudget is the agent runner's budget for one durable call.
 const runnerBudget = 60 * time.Second
-
-// isolate gives every conformance scenario (and every further project a
-// scenario makes) a fresh schema in s's database, dropped when the
-// scenario ends.
-func isolate(t testing.TB, s pgns.NS) conformance.IsolateFunc {
-	return pgns.Durable.Isolate(s.DSN, func(err error) { t.Errorf("%v", err) })
-}
 
 // host is one simulated machine: its own project root, the shared
 // namespace. Every process it starts is bound to its root with the agent

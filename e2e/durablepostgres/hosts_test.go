@@ -14,6 +14,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/ledger"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
 )
 
@@ -34,7 +35,7 @@ func TestSeveralHosts(t *testing.T) {
 type fault struct {
 	what  string
 	round int
-	do    func(l *ledger) string
+	do    func(l *ledger.Ledger) string
 }
 
 // severalHosts runs the race, the kills and the recovery on s.
@@ -179,7 +180,7 @@ func severalHosts(t *testing.T, s pgns.NS, f *fault) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("kill seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	l := newLedger()
+	l := ledger.New()
 	var runs []string
 	runEpoch := map[string]uint64{}
 	faulted := false
@@ -233,7 +234,7 @@ func severalHosts(t *testing.T, s pgns.NS, f *fault) {
 			did := f.do(l)
 			faulted = true
 			t.Logf("%s: injected in kill round %d with %d drivers on %d hosts (%s), took %v; retried -32304 answers so far %v",
-				f.what, i, driversN, driversN, did, time.Since(began).Round(time.Millisecond), l.retries())
+				f.what, i, driversN, driversN, did, time.Since(began).Round(time.Millisecond), l.Retries())
 			// Let the drivers come back through the retries before the kill.
 			time.Sleep(500 * time.Millisecond)
 		}
@@ -259,18 +260,18 @@ func severalHosts(t *testing.T, s pgns.NS, f *fault) {
 		}
 		epochs = verify(t, hosts[(i+driversN)%hostsN], l, runs, runEpoch, epochs)
 		if t.Failed() {
-			t.Fatalf("kill %d of %d (seed %d): invariants broken; ledger %v", i+1, kills, seed, l.counts())
+			t.Fatalf("kill %d of %d (seed %d): invariants broken; ledger %v", i+1, kills, seed, l.Counts())
 		}
 	}
 	if f != nil && !faulted {
 		t.Fatalf("%s was never injected", f.what)
 	}
-	t.Logf("after %d kills: keys by stage %v; %d epochs, last %d; retried -32304 answers %v", kills, l.counts(), len(epochs), epochs[len(epochs)-1], l.retries())
+	t.Logf("after %d kills: keys by stage %v; %d epochs, last %d; retried -32304 answers %v", kills, l.Counts(), len(epochs), epochs[len(epochs)-1], l.Retries())
 
 	// 3. Recovery from a host that took part in nothing.
 	p := recoverer.start()
 	inflight := p.recover(0)
-	open := l.byStage(reserved)
+	open := l.ByStage(ledger.Reserved)
 	listed := 0
 	for _, r := range inflight {
 		listed += len(r.ReplayState.Outstanding)
@@ -279,16 +280,16 @@ func severalHosts(t *testing.T, s pgns.NS, f *fault) {
 		t.Errorf("recover_in_flight from another host lists %d outstanding steps in %d runs, the ledger %d reservations", listed, len(inflight), len(open))
 	}
 	for _, k := range open {
-		p.must("durable/commit_step", map[string]any{"step_id": k.stepID, "outcome": "success", "output": json.RawMessage(`{"finished_by":"recoverer"}`)}, nil)
+		p.must("durable/commit_step", map[string]any{"step_id": k.StepID, "outcome": "success", "output": json.RawMessage(`{"finished_by":"recoverer"}`)}, nil)
 	}
-	acked := l.byStage(commitAcked)
+	acked := l.ByStage(ledger.CommitAcked)
 	for _, k := range acked {
 		var ack struct {
 			Ack bool `json:"ack"`
 		}
-		p.must("durable/commit_step", map[string]any{"step_id": k.stepID, "outcome": "success", "output": json.RawMessage(`{"retried":true}`)}, &ack)
+		p.must("durable/commit_step", map[string]any{"step_id": k.StepID, "outcome": "success", "output": json.RawMessage(`{"retried":true}`)}, &ack)
 		if !ack.Ack {
-			t.Errorf("retried commit of %s: ack false", k.stepID)
+			t.Errorf("retried commit of %s: ack false", k.StepID)
 		}
 	}
 	if left := p.recover(0); len(left) != 0 {
@@ -303,10 +304,10 @@ func severalHosts(t *testing.T, s pgns.NS, f *fault) {
 				t.Errorf("%s committed twice", st.IdempotencyKey)
 			}
 			once[st.IdempotencyKey] = true
-			if k, ok := acked[st.IdempotencyKey]; ok && (st.StepID != k.stepID || string(st.Output) != k.output) {
-				t.Errorf("%s: after a retried commit query_run shows %s %s, the first commit was %s %s", st.IdempotencyKey, st.StepID, st.Output, k.stepID, k.output)
+			if k, ok := acked[st.IdempotencyKey]; ok && (st.StepID != k.StepID || string(st.Output) != k.Output) {
+				t.Errorf("%s: after a retried commit query_run shows %s %s, the first commit was %s %s", st.IdempotencyKey, st.StepID, st.Output, k.StepID, k.Output)
 			}
-			if k, ok := open[st.IdempotencyKey]; ok && (st.StepID != k.stepID || string(st.Output) != `{"finished_by":"recoverer"}`) {
+			if k, ok := open[st.IdempotencyKey]; ok && (st.StepID != k.StepID || string(st.Output) != `{"finished_by":"recoverer"}`) {
 				t.Errorf("%s: the recoverer's commit shows as %s %s", st.IdempotencyKey, st.StepID, st.Output)
 			}
 		}
@@ -321,7 +322,7 @@ func severalHosts(t *testing.T, s pgns.NS, f *fault) {
 
 // beginRunRetrying registers a run, retrying -32304 (retryable) when
 // retry is set.
-func beginRunRetrying(t *testing.T, p *proc, l *ledger, run, phase string, retry bool) uint64 {
+func beginRunRetrying(t *testing.T, p *proc, l *ledger.Ledger, run, phase string, retry bool) uint64 {
 	t.Helper()
 	for {
 		var r struct {
@@ -329,7 +330,7 @@ func beginRunRetrying(t *testing.T, p *proc, l *ledger, run, phase string, retry
 		}
 		rpcErr, err := p.call("durable/begin_workflow_run", map[string]string{"run_id": run, "phase_id": phase}, &r)
 		if err == nil && retry && retryable(rpcErr) {
-			l.retry("durable/begin_workflow_run")
+			l.Retry("durable/begin_workflow_run")
 			time.Sleep(50 * time.Millisecond)
 			continue
 		}
@@ -351,14 +352,14 @@ func beginRunRetrying(t *testing.T, p *proc, l *ledger, run, phase string, retry
 // pause, as the runner does; a begin_step retried after a lost attempt may
 // find that attempt's reservation (in_progress), which the lane then
 // commits. stop ends the pauses early.
-func drive(d *proc, l *ledger, run string, lane int, retry bool, stop <-chan struct{}) error {
+func drive(d *proc, l *ledger.Ledger, run string, lane int, retry bool, stop <-chan struct{}) error {
 	send := func(method string, params, out any) (*fakehost.RPCError, error) {
 		for {
 			rpcErr, err := d.call(method, params, out)
 			if err != nil || !retry || !retryable(rpcErr) {
 				return rpcErr, err
 			}
-			l.retry(method)
+			l.Retry(method)
 			select {
 			case <-stop:
 			case <-time.After(50 * time.Millisecond):
@@ -367,7 +368,7 @@ func drive(d *proc, l *ledger, run string, lane int, retry bool, stop <-chan str
 	}
 	for n := 0; ; n++ {
 		key := fmt.Sprintf("%s:lane%d:%d", run, lane, n)
-		l.record(key, func(k *keyState) { k.run, k.stage = run, beginSent })
+		l.Record(key, func(k *ledger.Key) { k.Run, k.Stage = run, ledger.BeginSent })
 		var r beginResult
 		rpcErr, err := send("durable/begin_step", stepParams(run, "p", fmt.Sprintf("lane%d-%d", lane, n), key), &r)
 		if lost(err) {
@@ -377,7 +378,7 @@ func drive(d *proc, l *ledger, run string, lane int, retry bool, stop <-chan str
 			return fmt.Errorf("%s: begin_step %+v %v %v, want new for a fresh key", key, r, err, rpcErr)
 		}
 		output := fmt.Sprintf(`{"key":%q,"n":%d}`, key, n)
-		l.record(key, func(k *keyState) { k.stage, k.stepID, k.output = commitSent, r.StepID, output })
+		l.Record(key, func(k *ledger.Key) { k.Stage, k.StepID, k.Output = ledger.CommitSent, r.StepID, output })
 		var ack struct {
 			Ack bool `json:"ack"`
 		}
@@ -388,7 +389,7 @@ func drive(d *proc, l *ledger, run string, lane int, retry bool, stop <-chan str
 		if err != nil || rpcErr != nil || !ack.Ack {
 			return fmt.Errorf("%s: commit_step ack %v %v %v", key, ack.Ack, err, rpcErr)
 		}
-		l.record(key, func(k *keyState) { k.stage = commitAcked })
+		l.Record(key, func(k *ledger.Key) { k.Stage = ledger.CommitAcked })
 	}
 }
 
@@ -400,7 +401,7 @@ func lost(err error) bool {
 // verify checks the invariants through a fresh process on h (not the
 // killed driver's host) and returns epochs with the verifier's own
 // appended.
-func verify(t *testing.T, h *host, l *ledger, runs []string, runEpoch map[string]uint64, epochs []uint64) []uint64 {
+func verify(t *testing.T, h *host, l *ledger.Ledger, runs []string, runEpoch map[string]uint64, epochs []uint64) []uint64 {
 	t.Helper()
 	v := h.start()
 	epochs = append(epochs, v.beginRun("verifier", "p"))
@@ -409,14 +410,14 @@ func verify(t *testing.T, h *host, l *ledger, runs []string, runEpoch map[string
 			t.Errorf("epoch went backwards or repeated: %v", epochs[max(0, i-3):i+1])
 		}
 	}
-	view := storeView{committed: map[string]stepRecord{}, outstanding: map[string]string{}}
+	view := ledger.View{Committed: map[string]ledger.Commit{}, Outstanding: map[string]string{}}
 	lastName := map[string]string{}
 	for _, run := range runs {
 		for _, s := range v.query(run, "p") {
-			if _, dup := view.committed[s.IdempotencyKey]; dup {
+			if _, dup := view.Committed[s.IdempotencyKey]; dup {
 				t.Errorf("%s committed twice", s.IdempotencyKey)
 			}
-			view.committed[s.IdempotencyKey] = s
+			view.Committed[s.IdempotencyKey] = ledger.Commit{StepID: s.StepID, Output: string(s.Output)}
 			lastName[run] = s.StepName
 		}
 	}
@@ -431,13 +432,13 @@ func verify(t *testing.T, h *host, l *ledger, runs []string, runEpoch map[string
 			t.Errorf("recover_in_flight: run %s last_committed_step %v, query_run's last is %q", r.RunID, got, lastName[r.RunID])
 		}
 		for _, o := range r.ReplayState.Outstanding {
-			if _, dup := view.outstanding[o.IdempotencyKey]; dup || !strings.HasPrefix(o.IdempotencyKey, r.RunID+":") {
+			if _, dup := view.Outstanding[o.IdempotencyKey]; dup || !strings.HasPrefix(o.IdempotencyKey, r.RunID+":") {
 				t.Errorf("recover_in_flight: %s listed twice or under the wrong run %s", o.IdempotencyKey, r.RunID)
 			}
-			view.outstanding[o.IdempotencyKey] = o.StepID
+			view.Outstanding[o.IdempotencyKey] = o.StepID
 		}
 	}
-	for _, b := range l.check(view) {
+	for _, b := range l.Check(view) {
 		t.Error(b)
 	}
 	v.shutdown()

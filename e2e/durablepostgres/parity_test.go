@@ -70,7 +70,7 @@ func TestParity(t *testing.T) {
 				return out
 			}
 			want := run(sqlite, nil, nil)
-			got := run(postgres, s.Map(nil), isolate(t, s))
+			got := run(postgres, s.Map(nil), s.Isolated(t))
 			same := 0
 			for _, sc := range scenarios {
 				id := sc.ID()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
+	"github.com/animus-plugins/animus-plugins/e2e/internal/ledger"
 	"github.com/animus-plugins/animus-plugins/pkg/sqlitex"
 )
 
@@ -38,7 +39,7 @@ func TestSIGKILLFiftyTimes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	pr := newProject(t)
 	cfg := e2etest.Config(t, binary, pr.opts)
-	l := newLedger()
+	l := ledger.New()
 	var epochs []uint64 // every epoch acknowledged, in order
 	var runs []string
 	runEpoch := map[string]uint64{}
@@ -77,18 +78,18 @@ func TestSIGKILLFiftyTimes(t *testing.T) {
 
 		epochs = verify(t, pr, l, runs, runEpoch, epochs)
 		if t.Failed() {
-			t.Fatalf("kill %d of %d (seed %d): invariants broken; ledger %v", i+1, kills, seed, l.counts())
+			t.Fatalf("kill %d of %d (seed %d): invariants broken; ledger %v", i+1, kills, seed, l.Counts())
 		}
 	}
-	t.Logf("after %d kills: keys by stage %v; %d epochs, last %d", kills, l.counts(), len(epochs), epochs[len(epochs)-1])
+	t.Logf("after %d kills: keys by stage %v; %d epochs, last %d", kills, l.Counts(), len(epochs), epochs[len(epochs)-1])
 
 	// The reservations the kills left behind are live (300 s TTL): a fresh
 	// process can still commit them by the dead holders' step ids, and then
 	// nothing is in flight.
 	p := pr.start()
-	open := l.outstanding()
-	for _, id := range open {
-		p.must("durable/commit_step", map[string]any{"step_id": id, "outcome": "success"}, nil)
+	open := l.ByStage(ledger.Reserved)
+	for _, k := range open {
+		p.must("durable/commit_step", map[string]any{"step_id": k.StepID, "outcome": "success"}, nil)
 	}
 	if left := p.recover(0); len(left) != 0 {
 		t.Fatalf("after committing the %d leftover reservations, recover_in_flight still reports %d runs", len(open), len(left))
@@ -99,10 +100,10 @@ func TestSIGKILLFiftyTimes(t *testing.T) {
 // drive runs one lane of the loop until the connection dies with the kill.
 // Each key's stage is recorded before its request is written and after its
 // reply is read, so the ledger never claims more than the driver saw.
-func drive(t *testing.T, d *proc, l *ledger, run string, lane int) {
+func drive(t *testing.T, d *proc, l *ledger.Ledger, run string, lane int) {
 	for n := 0; ; n++ {
 		key := fmt.Sprintf("%s:lane%d:%d", run, lane, n)
-		l.record(key, func(k *keyState) { k.run, k.stage = run, beginSent })
+		l.Record(key, func(k *ledger.Key) { k.Run, k.Stage = run, ledger.BeginSent })
 		var r beginResult
 		rpcErr, err := d.call("durable/begin_step", stepParams(run, "p", fmt.Sprintf("lane%d-%d", lane, n), key), &r)
 		if lost(err) {
@@ -113,7 +114,7 @@ func drive(t *testing.T, d *proc, l *ledger, run string, lane int) {
 			return
 		}
 		output := fmt.Sprintf(`{"key":%q,"n":%d}`, key, n)
-		l.record(key, func(k *keyState) { k.stage, k.stepID, k.output = commitSent, r.StepID, output })
+		l.Record(key, func(k *ledger.Key) { k.Stage, k.StepID, k.Output = ledger.CommitSent, r.StepID, output })
 		rpcErr, err = d.call("durable/commit_step", map[string]any{"step_id": r.StepID, "outcome": "success", "output": json.RawMessage(output)}, nil)
 		if lost(err) {
 			return
@@ -122,7 +123,7 @@ func drive(t *testing.T, d *proc, l *ledger, run string, lane int) {
 			t.Errorf("%s: commit_step %v %v", key, err, rpcErr)
 			return
 		}
-		l.record(key, func(k *keyState) { k.stage = commitAcked })
+		l.Record(key, func(k *ledger.Key) { k.Stage = ledger.CommitAcked })
 	}
 }
 
@@ -133,7 +134,7 @@ func lost(err error) bool {
 
 // verify checks the invariants through a fresh process and in the file, and
 // returns epochs with the verifier's own epoch appended.
-func verify(t *testing.T, pr *project, l *ledger, runs []string, runEpoch map[string]uint64, epochs []uint64) []uint64 {
+func verify(t *testing.T, pr *project, l *ledger.Ledger, runs []string, runEpoch map[string]uint64, epochs []uint64) []uint64 {
 	t.Helper()
 	v := pr.start()
 	epochs = append(epochs, v.beginRun("verifier", "p"))
@@ -143,14 +144,14 @@ func verify(t *testing.T, pr *project, l *ledger, runs []string, runEpoch map[st
 		}
 	}
 
-	view := storeView{committed: map[string]stepRecord{}, outstanding: map[string]string{}}
+	view := ledger.View{Committed: map[string]ledger.Commit{}, Outstanding: map[string]string{}}
 	lastName := map[string]string{}
 	for _, run := range runs {
 		for _, s := range v.query(run, "p") {
-			if _, dup := view.committed[s.IdempotencyKey]; dup {
+			if _, dup := view.Committed[s.IdempotencyKey]; dup {
 				t.Errorf("%s committed twice", s.IdempotencyKey)
 			}
-			view.committed[s.IdempotencyKey] = s
+			view.Committed[s.IdempotencyKey] = ledger.Commit{StepID: s.StepID, Output: string(s.Output)}
 			lastName[run] = s.StepName
 		}
 	}
@@ -162,13 +163,13 @@ func verify(t *testing.T, pr *project, l *ledger, runs []string, runEpoch map[st
 			t.Errorf("recover_in_flight: run %s last_committed_step %v, query_run's last is %q", r.RunID, got, lastName[r.RunID])
 		}
 		for _, o := range r.ReplayState.Outstanding {
-			if _, dup := view.outstanding[o.IdempotencyKey]; dup || !strings.HasPrefix(o.IdempotencyKey, r.RunID+":") {
+			if _, dup := view.Outstanding[o.IdempotencyKey]; dup || !strings.HasPrefix(o.IdempotencyKey, r.RunID+":") {
 				t.Errorf("recover_in_flight: %s listed twice or under the wrong run %s", o.IdempotencyKey, r.RunID)
 			}
-			view.outstanding[o.IdempotencyKey] = o.StepID
+			view.Outstanding[o.IdempotencyKey] = o.StepID
 		}
 	}
-	for _, b := range l.check(view) {
+	for _, b := range l.Check(view) {
 		t.Error(b)
 	}
 	v.shutdown()

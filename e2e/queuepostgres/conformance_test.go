@@ -17,5 +17,5 @@ import (
 // none may skip.
 func TestConformance(t *testing.T) {
 	q := pgns.Queue.New(t)
-	conformancetest.RequireAllPassEveryDaemonIsolated(t, binaries.Path(t, binaryName), envMap(q), isolate(t, q))
+	conformancetest.RequireAllPassEveryDaemonIsolated(t, binaries.Path(t, binaryName), q.Map(nil), q.Isolated(t))
 }

@@ -105,7 +105,7 @@ func TestImportFromSQLite(t *testing.T) {
 	wantList := old.result("queue/list", map[string]any{})
 
 	file := filepath.Join(old.dir, ".animus", "queue.sqlite")
-	env := envMap(q)
+	env := q.Map(nil)
 	code, stdout, stderr := importQueue(t, env, file)
 	if code != 0 || !strings.Contains(stdout, "3 live entries, 1 finished") {
 		t.Fatalf("import: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)

@@ -69,7 +69,7 @@ func TestParity(t *testing.T) {
 				return out
 			}
 			want := run(sqlite, nil, nil)
-			got := run(postgres, envMap(q), isolate(t, q))
+			got := run(postgres, q.Map(nil), q.Isolated(t))
 			same := 0
 			for _, sc := range scenarios {
 				id := sc.ID()

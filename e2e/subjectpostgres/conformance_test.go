@@ -21,5 +21,5 @@ import (
 func TestConformance(t *testing.T) {
 	s := pgns.Subject.New(t)
 	conformancetest.RequireAllPassEveryDaemonWith(t, binaries.Path(t, binaryName), s.Map(nil),
-		conformance.Options{Isolate: isolate(t, s), Unreachable: pgns.Subject.Unreachable()})
+		conformance.Options{Isolate: s.Isolated(t), Unreachable: pgns.Subject.Unreachable()})
 }

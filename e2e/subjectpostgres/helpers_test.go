@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/animus-plugins/animus-plugins/e2e/conformance"
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/e2etest"
 	"github.com/animus-plugins/animus-plugins/e2e/internal/pgns"
@@ -53,13 +52,6 @@ func schemas(t testing.TB) *schemacheck.Set {
 		t.Fatal(err)
 	}
 	return set
-}
-
-// isolate gives every conformance scenario (and every further project a
-// scenario makes) a fresh schema in s's database, dropped when the
-// scenario ends.
-func isolate(t testing.TB, s pgns.NS) conformance.IsolateFunc {
-	return pgns.Subject.Isolate(s.DSN, func(err error) { t.Errorf("%v", err) })
 }
 
 // host is one simulated machine: its own project root, the shared

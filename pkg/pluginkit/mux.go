@@ -139,7 +139,7 @@ func decodeParams[P any](method string, raw []byte) (P, error) {
 		}
 	} else if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &p); err != nil {
-			return p, paramsError(err)
+			return p, ParamsError(err)
 		}
 	}
 	if v, ok := any(&p).(Validator); ok {
@@ -174,8 +174,11 @@ func asInvalidParams(err error) error {
 	return InvalidParams("invalid params: %s", err.Error())
 }
 
-// paramsError turns a json decode error into -32602 naming the field.
-func paramsError(err error) *Error {
+// ParamsError turns an encoding/json decode error into the -32602 a
+// handler's params get, naming the field: what Handle answers when it
+// decodes the params, for a ParamsDecoder that falls back to
+// encoding/json and must answer the same.
+func ParamsError(err error) *Error {
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) {
 		field := typeErr.Field

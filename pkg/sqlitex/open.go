@@ -38,7 +38,24 @@ type Options struct {
 	// same query strings, so the driver's per-connection LRU (keyed by the
 	// SQL text) turns all but the first prepare into a lookup.
 	StmtCache int
+	// PersistWAL leaves the -wal and -shm files in place when the first
+	// pooled connection (the one a short-lived process uses throughout,
+	// and so the one that closes the file last) closes. For plugins the
+	// daemon runs a process per call: SQLite otherwise deletes both at
+	// every exit and the next process creates them again, and ext4's inode
+	// allocation for a name just deleted was the largest kernel cost of a
+	// cold call. Durability is unchanged: the files hold no committed data
+	// once the closing checkpoint has succeeded, and a persistent WAL is
+	// truncated then (journal_size_limit bounds it while serving).
+	PersistWAL bool
 }
+
+// SQLITE_FCNTL_PERSIST_WAL from sqlite3.h, and the journal_size_limit a
+// persistent WAL is trimmed to after a checkpoint.
+const (
+	fcntlPersistWAL = 10
+	walSizeLimit    = 4 << 20
+)
 
 // DB is an open database.
 type DB struct {
@@ -88,11 +105,34 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 	db.SetMaxIdleConns(o.MaxConns)
 	db.SetConnMaxIdleTime(0)
 	d := &DB{DB: db, Path: o.Path, busyTimeout: o.BusyTimeout}
-	if err := d.retryBusy(ctx, func() error { return db.PingContext(ctx) }); err != nil {
+	if err := d.retryBusy(ctx, func() error { return d.firstConn(ctx, o.PersistWAL) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlitex: open %s: %w", o.Path, err)
 	}
 	return d, nil
+}
+
+// firstConn opens the pool's first connection and pings it; with
+// persistWAL it also sets that connection up to keep the WAL files (best
+// effort: a failure only costs the re-creation). The connection goes back
+// to the pool idle, so it is the one later calls use.
+func (db *DB) firstConn(ctx context.Context, persistWAL bool) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if err := conn.PingContext(ctx); err != nil || !persistWAL {
+		return err
+	}
+	_ = conn.Raw(func(dc any) error {
+		if c, ok := dc.(*sqlite3.SQLiteConn); ok {
+			return c.SetFileControlInt("main", fcntlPersistWAL, 1)
+		}
+		return nil
+	})
+	_, _ = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", walSizeLimit))
+	return nil
 }
 
 // retryBusy runs fn again while it fails with SQLITE_BUSY, with a short,

@@ -53,17 +53,11 @@ func (p Plugin) Name() string { return p.Binary() }
 func Plugins() []Plugin {
 	return []Plugin{
 		{Dir: "subject-sqlite", Kind: "subject_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon},
-		{Dir: "subject-postgres", Kind: "subject_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon,
-			Upstream: subjectPostgresUpstream, Isolate: subjectPostgresIsolate,
-			UpstreamNote: "the PostgreSQL cluster `scripts/postgres.sh run` provides (`" + envPGTestDSN + "`), a fresh schema (`ANIMUS_SUBJECT_PG_SCHEMA`) per scenario"},
+		pgPlugin(Plugin{Dir: "subject-postgres", Kind: "subject_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon}, "ANIMUS_SUBJECT_PG", false),
 		{Dir: "queue-sqlite", Kind: "queue", Preset: fakehost.PresetQueueClient, Ladder: fakehost.LadderDaemon},
-		{Dir: "queue-postgres", Kind: "queue", Preset: fakehost.PresetQueueClient, Ladder: fakehost.LadderDaemon,
-			Upstream: postgresUpstream, Isolate: postgresIsolate,
-			UpstreamNote: "the PostgreSQL cluster `scripts/postgres.sh run` provides (`" + envPGTestDSN + "`), a fresh schema (`ANIMUS_QUEUE_PG_SCHEMA`) per scenario"},
+		pgPlugin(Plugin{Dir: "queue-postgres", Kind: "queue", Preset: fakehost.PresetQueueClient, Ladder: fakehost.LadderDaemon}, "ANIMUS_QUEUE_PG", false),
 		{Dir: "durable-sqlite", Kind: "durable_store", Preset: fakehost.PresetDurableClient, Ladder: fakehost.LadderDaemon},
-		{Dir: "durable-postgres", Kind: "durable_store", Preset: fakehost.PresetDurableClient, Ladder: fakehost.LadderDaemon,
-			Upstream: durablePostgresUpstream, Isolate: durablePostgresIsolate, Unreachable: durablePostgresUnreachable,
-			UpstreamNote: "the PostgreSQL cluster `scripts/postgres.sh run` provides (`" + envPGTestDSN + "`), a fresh schema (`ANIMUS_DURABLE_PG_SCHEMA`) per scenario"},
+		pgPlugin(Plugin{Dir: "durable-postgres", Kind: "durable_store", Preset: fakehost.PresetDurableClient, Ladder: fakehost.LadderDaemon}, "ANIMUS_DURABLE_PG", true),
 		{Dir: "notifier-webhook", Kind: "notifier", Preset: fakehost.PresetNotifier, Ladder: fakehost.LadderDaemon,
 			UpstreamNote: "its suite starts its own 127.0.0.1 webhook receiver"},
 		{Dir: "trigger-slack", Kind: "trigger_backend", Preset: fakehost.PresetDaemon, Ladder: fakehost.LadderDaemon,
@@ -110,67 +104,29 @@ func lokiUpstream(context.Context) (map[string]string, func(), error) {
 // out of the command).
 const envPGTestDSN = "ANIMUS_PG_TEST_DSN"
 
-// The queue-postgres plugin's environment (its manifest's env_required).
-const (
-	envQueuePGDSN    = "ANIMUS_QUEUE_PG_DSN"
-	envQueuePGSchema = "ANIMUS_QUEUE_PG_SCHEMA"
-)
-
-// The durable-postgres plugin's environment (its manifest's env_required).
-const (
-	envDurablePGDSN    = "ANIMUS_DURABLE_PG_DSN"
-	envDurablePGSchema = "ANIMUS_DURABLE_PG_SCHEMA"
-)
-
-// The subject-postgres plugin's environment (its manifest's env_required).
-const (
-	envSubjectPGDSN    = "ANIMUS_SUBJECT_PG_DSN"
-	envSubjectPGSchema = "ANIMUS_SUBJECT_PG_SCHEMA"
-)
-
-// subjectPostgresUpstream is postgresUpstream for animus-subject-postgres,
-// as e2e/subjectpostgres's TestConformance sets it up.
-func subjectPostgresUpstream(ctx context.Context) (map[string]string, func(), error) {
-	return pgUpstream("animus-subject-postgres", envSubjectPGDSN, envSubjectPGSchema)
-}
-
-// subjectPostgresIsolate gives each scenario a fresh schema in env's
-// database: the subjects are keyed by the namespace, not the project root.
-func subjectPostgresIsolate(env map[string]string) conformance.IsolateFunc {
-	return pgIsolate(env[envSubjectPGDSN], envSubjectPGSchema)
-}
-
-// postgresUpstream mirrors e2e/queuepostgres's TestConformance: the
-// database of $ANIMUS_PG_TEST_DSN and a schema of its own for the probe and
-// the handshakes, dropped at stop. Without a cluster the row cannot be
-// measured, and says how to get one: `make compat` and the staleness test
-// must run under scripts/postgres.sh run (make e2e does).
-func postgresUpstream(ctx context.Context) (map[string]string, func(), error) {
-	return pgUpstream("animus-queue-postgres", envQueuePGDSN, envQueuePGSchema)
-}
-
-// postgresIsolate gives each scenario a fresh schema in env's database.
-func postgresIsolate(env map[string]string) conformance.IsolateFunc {
-	return pgIsolate(env[envQueuePGDSN], envQueuePGSchema)
-}
-
-// durablePostgresUpstream is postgresUpstream for animus-durable-postgres,
-// as e2e/durablepostgres's TestConformance sets it up.
-func durablePostgresUpstream(ctx context.Context) (map[string]string, func(), error) {
-	return pgUpstream("animus-durable-postgres", envDurablePGDSN, envDurablePGSchema)
-}
-
-// durablePostgresUnreachable points animus-durable-postgres at a loopback
-// port nothing listens on (as e2e/internal/pgns.Unreachable).
-var durablePostgresUnreachable = map[string]string{
-	envDurablePGDSN:                        "postgres://animus@127.0.0.1:1/animus?sslmode=disable",
-	"ANIMUS_DURABLE_PG_CONNECT_TIMEOUT_MS": "1000",
-}
-
-// durablePostgresIsolate gives each scenario a fresh schema in env's
-// database: the step log is keyed by the namespace, not the project root.
-func durablePostgresIsolate(env map[string]string) conformance.IsolateFunc {
-	return pgIsolate(env[envDurablePGDSN], envDurablePGSchema)
+// pgPlugin completes the row of a PostgreSQL plugin whose settings are
+// <prefix>_DSN, _SCHEMA and _CONNECT_TIMEOUT_MS, as its e2e package's
+// TestConformance sets it up: the database of $ANIMUS_PG_TEST_DSN with a
+// schema of its own for the probe and the handshakes, and a fresh schema
+// per scenario (the data is keyed by the namespace, not the project root).
+// Without a cluster the row cannot be measured, and says how to get one:
+// `make compat` and the staleness test must run under scripts/postgres.sh
+// run (make e2e does). unreachable adds the overlay for the
+// backend-unavailable scenarios: a loopback port nothing listens on.
+func pgPlugin(p Plugin, prefix string, unreachable bool) Plugin {
+	dsnVar, schemaVar := prefix+"_DSN", prefix+"_SCHEMA"
+	p.Upstream = func(context.Context) (map[string]string, func(), error) {
+		return pgUpstream(p.Binary(), dsnVar, schemaVar)
+	}
+	p.Isolate = func(env map[string]string) conformance.IsolateFunc { return pgIsolate(env[dsnVar], schemaVar) }
+	p.UpstreamNote = "the PostgreSQL cluster `scripts/postgres.sh run` provides (`" + envPGTestDSN + "`), a fresh schema (`" + schemaVar + "`) per scenario"
+	if unreachable {
+		p.Unreachable = map[string]string{
+			dsnVar:                         "postgres://animus@127.0.0.1:1/animus?sslmode=disable",
+			prefix + "_CONNECT_TIMEOUT_MS": "1000",
+		}
+	}
+	return p
 }
 
 // pgUpstream is the environment of a PostgreSQL plugin (binary) whose

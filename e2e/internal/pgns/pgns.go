@@ -90,6 +90,12 @@ func (p Plugin) Isolate(dsn string, report func(error)) func() (map[string]strin
 	}
 }
 
+// Isolated is Isolate for n's database, reporting a failed drop to t
+// (whose Errorf is safe from the scenarios' goroutines).
+func (n NS) Isolated(t testing.TB) func() (map[string]string, func(), error) {
+	return n.Isolate(n.DSN, func(err error) { t.Errorf("%v", err) })
+}
+
 // Unreachable is the plugin's environment overlay pointing it at an
 // address nothing answers at (port 1 on loopback refuses at once), for
 // conformance.Options.Unreachable: the backend-unavailable scenarios.

@@ -50,55 +50,17 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 		BusyTimeout: o.BusyTimeout,
 		Synchronous: sqlitex.SyncFull,
 		MaxConns:    4,
+		// The daemon runs a queue process per call.
+		PersistWAL: true,
 	})
 	if err != nil {
 		return nil, busyError(err, o.BusyTimeout)
 	}
-	keepWAL(ctx, db)
 	if _, _, err := db.Migrate(ctx, migrations); err != nil {
 		db.Close()
 		return nil, busyError(err, o.BusyTimeout)
 	}
 	return &Store{db: db, wlock: make(chan struct{}, 1), q: db, busy: o.BusyTimeout}, nil
-}
-
-// fileControl is the driver connection's sqlite3_file_control (mattn's
-// *SQLiteConn), reached without importing the driver.
-type fileControl interface {
-	SetFileControlInt(dbName string, op int, arg int) error
-}
-
-// SQLITE_FCNTL_PERSIST_WAL from sqlite3.h.
-const fcntlPersistWAL = 10
-
-// walSizeLimit is PRAGMA journal_size_limit on the first connection: with
-// a persistent WAL, SQLite truncates it to zero when the last connection
-// closes (after the checkpoint, which is synced first), and while serving
-// it only trims a WAL that outgrew this after a checkpoint.
-const walSizeLimit = 4 << 20
-
-// keepWAL makes the first pooled connection (the one a per-call process
-// uses throughout, and so the one that closes the file last) leave the
-// -wal and -shm files in place when it closes. The daemon starts a process
-// per call: SQLite otherwise deletes both at every exit and the next
-// process creates them again, and ext4's inode allocation for a name just
-// deleted (recently_deleted, find_inode_bit) was the largest kernel cost
-// of a cold queue/stats. It changes no durability: the files hold no
-// committed data once the closing checkpoint succeeded. Best effort: a
-// failure only costs that time.
-func keepWAL(ctx context.Context, db *sqlitex.DB) {
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return
-	}
-	defer conn.Close()
-	_ = conn.Raw(func(dc any) error {
-		if fc, ok := dc.(fileControl); ok {
-			return fc.SetFileControlInt("main", fcntlPersistWAL, 1)
-		}
-		return nil
-	})
-	_, _ = conn.ExecContext(ctx, fmt.Sprintf("PRAGMA journal_size_limit = %d", walSizeLimit))
 }
 
 // Close closes the database.

@@ -71,6 +71,3 @@ var migrations = []pgkit.Migration{
 		`CREATE INDEX subject_comments_subject ON subject_comments (subject_seq, seq)`,
 	}},
 }
-
-// SchemaVersion is the schema version this binary migrates to.
-func SchemaVersion() int { return len(migrations) }

@@ -58,9 +58,6 @@ type Store struct {
 
 var _ storage.Store = (*Store)(nil)
 
-// ErrNewerSchema means the namespace was migrated by a newer plugin.
-var ErrNewerSchema = pgkit.ErrNewerSchema
-
 // Open brings the namespace's schema up to date (one unlocked read when
 // current) and returns the Store. It dials; a failure closes o.DB.
 func Open(ctx context.Context, o Options) (*Store, error) {

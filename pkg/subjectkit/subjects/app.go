@@ -71,9 +71,6 @@ func (a *App) Markers() []string {
 	return out
 }
 
-// Kinds are the served kinds.
-func (a *App) Kinds() []string { return a.cfg.Kinds }
-
 // Init records the binding and starts the watch poller; unless Lazy it
 // opens the store too, and a failure fails initialize.
 func (a *App) Init(ctx context.Context, peer *pluginkit.Peer, params pluginkit.InitializeParams) error {

@@ -3,9 +3,6 @@ package logstore
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"reflect"
-	"strings"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
@@ -28,7 +25,7 @@ func (p *StoreParams) DecodeParams(raw []byte) error {
 	type plain StoreParams // the same fields without this method
 	var q plain
 	if err := json.Unmarshal(raw, &q); err != nil {
-		return paramsError(err)
+		return pluginkit.ParamsError(err)
 	}
 	p.Entries = q.Entries
 	return nil
@@ -87,28 +84,6 @@ func splitEntries(raw []byte) ([]json.RawMessage, bool) {
 	}
 	s.ws()
 	return out, found && s.i == len(raw)
-}
-
-// paramsError words a decode error as pluginkit does for params it
-// decodes itself.
-func paramsError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		want := "object"
-		if t := te.Type; t != nil {
-			for t.Kind() == reflect.Pointer {
-				t = t.Elem()
-			}
-			if t.Kind() == reflect.Slice {
-				want = "array"
-			}
-		}
-		if te.Field == "" {
-			return pluginkit.InvalidParams("invalid params: expected %s, got %s", want, te.Value)
-		}
-		return pluginkit.InvalidParams("invalid params: field %q: expected %s, got %s", te.Field, want, te.Value).WithData("field", te.Field)
-	}
-	return pluginkit.InvalidParams("invalid params: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
 // isEntryKey reports whether key names a LogEntry member in any case:
