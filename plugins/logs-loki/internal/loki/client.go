@@ -2,7 +2,6 @@ package loki
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -37,10 +36,10 @@ type Client struct {
 	http *http.Client
 	// pushURL is built once: a store must not re-render and re-parse it.
 	pushURL string
-	// gzips holds idle JSON-push compressors. A gzip.Writer costs ~1 MB
-	// to make; a sync.Pool loses them at every GC, which a 500-entry
-	// store triggers, so they are kept here.
-	gzips chan *gzip.Writer
+	// encoders holds idle push encoders (see encoder). A sync.Pool loses
+	// them at every GC, which a 500-entry store triggers, so they are
+	// kept here.
+	encoders chan *encoder
 }
 
 // New builds a client. It fails only when the CA file cannot be used.
@@ -74,29 +73,40 @@ func New(o Options) (*Client, error) {
 		}
 		tr.TLSClientConfig = cfg
 	}
-	c := &Client{o: o, http: &http.Client{Transport: tr}, gzips: make(chan *gzip.Writer, 4)}
+	c := &Client{o: o, http: &http.Client{Transport: tr}, encoders: make(chan *encoder, 4)}
 	c.pushURL = c.endpoint("/loki/api/v1/push", nil)
 	return c, nil
 }
 
-// gzipWriter takes an idle compressor or makes one.
-func (c *Client) gzipWriter() *gzip.Writer {
+// encoder takes an idle push encoder or makes one.
+func (c *Client) encoder() *encoder {
 	select {
-	case zw := <-c.gzips:
-		return zw
+	case e := <-c.encoders:
+		return e
 	default:
-		zw, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-		return zw
+		return &encoder{}
 	}
 }
 
-// putGzipWriter keeps zw for the next push unless enough are idle.
-func (c *Client) putGzipWriter(zw *gzip.Writer) {
+// putEncoder keeps e for the next push unless enough are idle. A buffer
+// grown past maxKeptBuffer by an unusually large store is let go, so an
+// idle plugin does not hold on to it.
+func (c *Client) putEncoder(e *encoder) {
+	if cap(e.raw) > maxKeptBuffer {
+		e.raw = nil
+	}
+	if cap(e.stream) > maxKeptBuffer {
+		e.stream = nil
+	}
 	select {
-	case c.gzips <- zw:
+	case c.encoders <- e:
 	default:
 	}
 }
+
+// maxKeptBuffer bounds an idle encoder's buffers: 4 MiB holds a
+// 10,000-entry store of daemon events.
+const maxKeptBuffer = 4 << 20
 
 // Timeout is the per-request timeout.
 func (c *Client) Timeout() time.Duration { return c.o.Timeout }

@@ -145,10 +145,9 @@ func jsonSize(streams []Stream) int {
 	return n
 }
 
-// gzipJSON renders the JSON push body and compresses it with zw (which
-// the caller owns), in one Write as json.Encoder did.
-func gzipJSON(zw *gzip.Writer, streams []Stream) ([]byte, error) {
-	raw := appendJSONPush(make([]byte, 0, jsonSize(streams)), streams)
+// gzipBytes compresses raw with zw (which the caller owns) into a new
+// buffer, in one Write as json.Encoder did.
+func gzipBytes(zw *gzip.Writer, raw []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(raw)/4 + 64)
 	zw.Reset(&buf)
