@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"sort"
 	"syscall"
 )
@@ -29,6 +30,15 @@ func Main(p Plugin) int {
 	if isTerminal(os.Stdin) {
 		fmt.Fprintf(os.Stderr, "%s is an Animus plugin and speaks JSON-RPC on stdin; install it with `animus plugin install --path <binary>`, or see --help\n", p.Name)
 		return 2
+	}
+	if p.Serial && os.Getenv("GOMAXPROCS") == "" {
+		// One handler at a time needs one P. With more, every hand-off
+		// (reader → worker, a cgo call's return) wakes a second OS thread
+		// through a futex, and on a VM that wake-up was a measurable part
+		// of each call (durable-sqlite: begin+commit pairs/s against raw
+		// SQLite 0.74 → 0.79). A cgo call or blocking syscall still lets
+		// the reader run: the runtime hands the P over while it waits.
+		runtime.GOMAXPROCS(1)
 	}
 	p.redact = newRedactor(p.envVars(), p.Secrets)
 	if p.Logger == nil {

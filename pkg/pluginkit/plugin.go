@@ -35,7 +35,9 @@ type Plugin struct {
 	Progress          bool // capabilities.progress: handlers call Progress
 
 	// Concurrency bounds how many requests run at once (default 32).
-	// Serial runs requests one at a time in arrival order.
+	// Serial runs requests one at a time in arrival order; Main then also
+	// runs the process on one P (GOMAXPROCS=1, unless the environment
+	// sets GOMAXPROCS).
 	Concurrency int
 	Serial      bool
 
