@@ -31,14 +31,8 @@ func Main(p Plugin) int {
 		fmt.Fprintf(os.Stderr, "%s is an Animus plugin and speaks JSON-RPC on stdin; install it with `animus plugin install --path <binary>`, or see --help\n", p.Name)
 		return 2
 	}
-	if p.Serial && os.Getenv("GOMAXPROCS") == "" {
-		// One handler at a time needs one P. With more, every hand-off
-		// (reader → worker, a cgo call's return) wakes a second OS thread
-		// through a futex, and on a VM that wake-up was a measurable part
-		// of each call (durable-sqlite: begin+commit pairs/s against raw
-		// SQLite 0.74 → 0.79). A cgo call or blocking syscall still lets
-		// the reader run: the runtime hands the P over while it waits.
-		runtime.GOMAXPROCS(1)
+	if n := p.maxProcs(os.Getenv); n > 0 {
+		runtime.GOMAXPROCS(n)
 	}
 	p.redact = newRedactor(p.envVars(), p.Secrets)
 	if p.Logger == nil {
@@ -67,6 +61,20 @@ func Main(p Plugin) int {
 	}
 	if err := Serve(ctx, p, in, out); err != nil {
 		p.Logger.Error("serve failed", "error", err)
+		return 1
+	}
+	return 0
+}
+
+// maxProcs is the GOMAXPROCS Main sets, 0 for Go's default. A Serial
+// plugin gets one P unless the environment names a value: one handler at a
+// time needs no second thread, and with more Ps every hand-off (reader →
+// worker, a cgo call's return) woke one through a futex, a measurable part
+// of each call on a VM (durable-sqlite's begin+commit pairs/s against raw
+// SQLite went from 0.75 to 0.79–0.82). A cgo call or a blocking syscall
+// still lets the reader run: the runtime hands the P over while it waits.
+func (p *Plugin) maxProcs(getenv func(string) string) int {
+	if p.Serial && getenv("GOMAXPROCS") == "" {
 		return 1
 	}
 	return 0

@@ -210,3 +210,32 @@ func TestPluginSecretsRedactWire(t *testing.T) {
 		t.Errorf("last_error %q", last)
 	}
 }
+
+// TestMaxProcs: Main runs a Serial plugin on one P unless the environment
+// sets GOMAXPROCS, and leaves every other plugin at Go's default.
+func TestMaxProcs(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		serial bool
+		env    string
+		want   int
+	}{
+		{"serial", true, "", 1},
+		{"serial, GOMAXPROCS set", true, "4", 0},
+		{"concurrent", false, "", 0},
+		{"concurrent, GOMAXPROCS set", false, "2", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Plugin{Serial: tc.serial}
+			got := p.maxProcs(func(k string) string {
+				if k == "GOMAXPROCS" {
+					return tc.env
+				}
+				return ""
+			})
+			if got != tc.want {
+				t.Fatalf("maxProcs = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
