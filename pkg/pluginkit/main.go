@@ -31,9 +31,12 @@ func Main(p Plugin) int {
 		fmt.Fprintf(os.Stderr, "%s is an Animus plugin and speaks JSON-RPC on stdin; install it with `animus plugin install --path <binary>`, or see --help\n", p.Name)
 		return 2
 	}
+	fixed := os.Getenv("GOMAXPROCS") != ""
 	if n := p.maxProcs(os.Getenv); n > 0 {
 		runtime.GOMAXPROCS(n)
+		fixed = true
 	}
+	p.procs = newProcs(fixed)
 	p.redact = newRedactor(p.envVars(), p.Secrets)
 	if p.Logger == nil {
 		p.Logger = newLogger(os.Stderr, p.redact)

@@ -35,6 +35,11 @@ func (p *Peer) Notify(method string, params any) error {
 // to return, within its budget, and abandons it after.
 func (p *Peer) Go(fn func(ctx context.Context)) { p.s.runTask(p.s.life, fn, nil) }
 
+// Busy counts work a plugin serves outside its protocol calls (an HTTP
+// request, for animus-transport-http) as in flight until done is called, so
+// that when such work overlaps the process runs on all its Ps; see procs.
+func (p *Peer) Busy() (done func()) { return p.s.p.procs.enter() }
+
 // Logger is the plugin's stderr logger.
 func (p *Peer) Logger() *slog.Logger { return p.s.log }
 

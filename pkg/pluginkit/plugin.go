@@ -66,6 +66,9 @@ type Plugin struct {
 	Logger *slog.Logger
 
 	redact *redactor // shared with Logger when Main built it
+	// procs, set by Main, adapts GOMAXPROCS to the calls in flight (see
+	// procs); nil in process (Serve alone) and for a Serial plugin.
+	procs *procs
 	// signalsInstalled, set by Main, is closed once SIGTERM drains; the
 	// initialize handler waits for it (see notifyTerm).
 	signalsInstalled <-chan struct{}

@@ -207,7 +207,11 @@ func (s *server) handleRequest(id json.RawMessage, method string, params []byte)
 		s.fail(id, refusal)
 		return
 	}
-	done := func() { s.updateInFlight(func(st *inFlightState) { st.handlers-- }) }
+	leave := s.p.procs.enter() // counted from admission: queued calls overlap too
+	done := func() {
+		leave()
+		s.updateInFlight(func(st *inFlightState) { st.handlers-- })
+	}
 	job := func() {
 		defer done()
 		defer cancel()

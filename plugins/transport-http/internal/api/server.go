@@ -57,6 +57,11 @@ type Options struct {
 	MaxStreams   int
 	Info         Info
 	Logger       *slog.Logger
+	// Busy, when set, is called as each request starts and its result
+	// when the request ends (an event stream: once it is open). The
+	// plugin passes pluginkit.Peer.Busy, which runs the process on all
+	// its Ps only while requests overlap.
+	Busy func() (done func())
 }
 
 // Server is the HTTP surface. Its handler is served by the transport's
@@ -101,7 +106,7 @@ func New(o Options) *Server {
 	s.spec = sync.OnceValues(s.buildOpenAPI)
 
 	r := chi.NewRouter()
-	r.Use(s.recoverer, s.guardHost, s.cors, s.authenticate, s.limitBody)
+	r.Use(s.countBusy, s.recoverer, s.guardHost, s.cors, s.authenticate, s.limitBody)
 	for _, rt := range s.routes {
 		r.Method(rt.method, rt.path, rt.handler)
 	}
@@ -163,6 +168,30 @@ func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	}
 	writeErr(w, newError(http.StatusMethodNotAllowed, "invalid_request", "method_not_allowed",
 		"%s is not allowed on %s", r.Method, r.URL.Path))
+}
+
+// countBusy reports each request to Options.Busy for as long as it runs.
+// An event stream lasts as long as its client, and mostly waits: it is
+// counted out once open (see notBusy), so a dashboard's open stream does
+// not keep the process wide.
+func (s *Server) countBusy(next http.Handler) http.Handler {
+	if s.opts.Busy == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		done := sync.OnceFunc(s.opts.Busy())
+		defer done()
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), busyKey{}, done)))
+	})
+}
+
+type busyKey struct{}
+
+// notBusy counts the request out early (an event stream, once open).
+func notBusy(ctx context.Context) {
+	if done, ok := ctx.Value(busyKey{}).(func()); ok {
+		done()
+	}
 }
 
 func (s *Server) recoverer(next http.Handler) http.Handler {

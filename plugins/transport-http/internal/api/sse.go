@@ -38,6 +38,7 @@ type streamSpec struct {
 //   - when the client goes away, the stream is cancelled with
 //     $/cancelRequest and its socket closed.
 func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, spec streamSpec, p params) {
+	notBusy(r.Context())
 	if n := s.streams.Add(1); int(n) > s.opts.MaxStreams {
 		s.streams.Add(-1)
 		writeErr(w, newError(http.StatusServiceUnavailable, "unavailable", "too_many_streams",

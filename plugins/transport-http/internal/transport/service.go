@@ -30,6 +30,7 @@ var Env = []pluginkit.EnvVar{{
 type Service struct {
 	getenv func(string) string
 	log    *slog.Logger
+	peer   *pluginkit.Peer // set by Init; nil when driven without a host
 
 	mu      sync.Mutex
 	run     *listener // nil when not serving
@@ -52,6 +53,7 @@ func (s *Service) Register(mux *pluginkit.Mux) {
 // transport/start (the daemon's health probe never starts us).
 func (s *Service) Init(_ context.Context, peer *pluginkit.Peer, _ pluginkit.InitializeParams) error {
 	s.log = peer.Logger()
+	s.peer = peer
 	return nil
 }
 
@@ -83,7 +85,7 @@ func (s *Service) Start(ctx context.Context, p StartParams) (Info, error) {
 	if err != nil {
 		return Info{}, bindError(st.listenAddr, err)
 	}
-	l := newListener(ln, st, s.log)
+	l := newListener(ln, st, s.log, s.peer)
 	s.run, s.stopped = l, false
 	s.log.Info("transport started", "bound_addr", l.addr, "settings", st.describe())
 	return Info{BoundAddr: l.addr, StartedAt: l.startedAt.UTC().Format(time.RFC3339Nano)}, nil
@@ -205,7 +207,7 @@ type listener struct {
 	served   chan struct{} // closed once Serve has returned
 }
 
-func newListener(ln net.Listener, st *settings, log *slog.Logger) *listener {
+func newListener(ln net.Listener, st *settings, log *slog.Logger, peer *pluginkit.Peer) *listener {
 	l := &listener{
 		ln:        ln,
 		addr:      ln.Addr().String(),
@@ -219,6 +221,9 @@ func newListener(ln net.Listener, st *settings, log *slog.Logger) *listener {
 	opts := st.api
 	opts.Pool = l.pool
 	opts.Logger = log
+	if peer != nil {
+		opts.Busy = peer.Busy
+	}
 	opts.Info = api.Info{BoundAddr: l.addr, StartedAt: l.startedAt.UTC(), ProjectRoot: st.projectRoot, Kinds: Kinds, Auth: opts.Auth != nil}
 	l.api = api.New(opts)
 	l.srv = &http.Server{
