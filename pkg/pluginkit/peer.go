@@ -36,8 +36,11 @@ func (p *Peer) Notify(method string, params any) error {
 func (p *Peer) Go(fn func(ctx context.Context)) { p.s.runTask(p.s.life, fn, nil) }
 
 // Busy counts work a plugin serves outside its protocol calls (an HTTP
-// request, for animus-transport-http) as in flight until done is called, so
-// that when such work overlaps the process runs on all its Ps; see procs.
+// request, for animus-transport-http) as in flight until done is first
+// called, so that when such work overlaps the process runs on all its Ps;
+// see procs. Call done before answering, as pluginkit does for its calls:
+// a client that sends its next request on reading the answer must not
+// look like an overlap.
 func (p *Peer) Busy() (done func()) { return p.s.p.procs.enter() }
 
 // Logger is the plugin's stderr logger.

@@ -56,8 +56,8 @@ func newProcs(fixed bool) *procs {
 	return p
 }
 
-// enter counts a call in; the returned func counts it out. A nil procs
-// counts nothing.
+// enter counts a call in; the returned func counts it out (once, however
+// often it is called). A nil procs counts nothing.
 func (p *procs) enter() func() {
 	if p == nil {
 		return func() {}
@@ -71,7 +71,11 @@ func (p *procs) enter() func() {
 			p.widen()
 		}
 	}
+	var out atomic.Bool
 	return func() {
+		if !out.CompareAndSwap(false, true) {
+			return
+		}
 		// The last call out looks whether the process has been quiet
 		// long enough: no timer or goroutine of its own (a timer set at
 		// start woke the netpoller, a measurable part of a cold start).

@@ -109,3 +109,24 @@ func TestProcsFixed(t *testing.T) {
 	var p *procs
 	p.enter()()
 }
+
+// TestProcsLeaveOnce: a call counted out twice (pluginkit counts a call
+// out before its reply and again when its job ends) is counted out once,
+// so a concurrent call is not hidden.
+func TestProcsLeaveOnce(t *testing.T) {
+	orig := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(orig) })
+	runtime.GOMAXPROCS(2)
+	p := &procs{wideN: 2}
+	p.wide.Store(true)
+	first, second := p.enter(), p.enter()
+	first()
+	first()
+	if n := p.busy.Load(); n != 1 {
+		t.Fatalf("busy = %d after one of two calls left twice, want 1", n)
+	}
+	second()
+	if n := p.busy.Load(); n != 0 {
+		t.Fatalf("busy = %d, want 0", n)
+	}
+}

@@ -221,6 +221,10 @@ func (s *server) handleRequest(id json.RawMessage, method string, params []byte)
 			return
 		}
 		result, err := r.request(context.WithValue(s.handlerContext(ctx, id), callKey, c), params)
+		// Counted out before the reply is written: the host may send its
+		// next call the moment it reads this one's answer, and that call
+		// must not look like an overlap.
+		leave()
 		s.answer(c, result, err)
 	}
 	if !s.work.push(job) {

@@ -58,7 +58,8 @@ type Options struct {
 	Info         Info
 	Logger       *slog.Logger
 	// Busy, when set, is called as each request starts and its result
-	// when the request ends (an event stream: once it is open). The
+	// when the request ends (an event stream: once it is open); the
+	// result may be called more than once, only the first counts. The
 	// plugin passes pluginkit.Peer.Busy, which runs the process on all
 	// its Ps only while requests overlap.
 	Busy func() (done func())
@@ -179,7 +180,7 @@ func (s *Server) countBusy(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		done := sync.OnceFunc(s.opts.Busy())
+		done := s.opts.Busy() // net/http writes the response after ServeHTTP returns
 		defer done()
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), busyKey{}, done)))
 	})
