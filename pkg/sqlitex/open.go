@@ -161,11 +161,17 @@ func (db *DB) retryBusy(ctx context.Context, fn func() error) error {
 // Tx runs fn in one BEGIN IMMEDIATE transaction and commits it, or rolls
 // it back if fn returns an error or panics. Every mutation of a plugin
 // goes through here: read, compute and write happen under one write lock.
-func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+func (db *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	return run(tx, fn)
+}
+
+// run runs fn in the begun tx and commits it, or rolls it back if fn
+// returns an error or panics.
+func run(tx *sql.Tx, fn func(tx *sql.Tx) error) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			_ = tx.Rollback()

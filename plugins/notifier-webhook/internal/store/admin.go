@@ -16,7 +16,7 @@ import (
 func (s *Store) RecoverStale(ctx context.Context, alive func(pid int) bool) (int, error) {
 	now := ms(s.now())
 	total := 0
-	err := s.fast.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.fast(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		total = 0
 		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT coalesce(claimed_pid, 0) FROM deliveries WHERE status = 'inflight'`)
 		if err != nil {
@@ -58,7 +58,7 @@ func (s *Store) RecoverStale(ctx context.Context, alive func(pid int) bool) (int
 
 // Projects lists every project that ever enqueued a delivery.
 func (s *Store) Projects(ctx context.Context) ([]string, error) {
-	rows, err := s.fast.QueryContext(ctx, `SELECT project_root FROM projects ORDER BY project_root`)
+	rows, err := s.db.QueryContext(ctx, `SELECT project_root FROM projects ORDER BY project_root`)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
@@ -82,7 +82,7 @@ type Counts struct {
 // Count returns the number of rows per state.
 func (s *Store) Count(ctx context.Context) (Counts, error) {
 	var c Counts
-	rows, err := s.fast.QueryContext(ctx, `SELECT status, count(*) FROM deliveries GROUP BY status`)
+	rows, err := s.db.QueryContext(ctx, `SELECT status, count(*) FROM deliveries GROUP BY status`)
 	if err != nil {
 		return c, fmt.Errorf("count: %w", err)
 	}
@@ -111,7 +111,7 @@ func (s *Store) Count(ctx context.Context) (Counts, error) {
 // even beside a large backlog).
 func (s *Store) DeadCount(ctx context.Context) (int, error) {
 	var n int
-	if err := s.fast.QueryRowContext(ctx, `SELECT count(*) FROM deliveries WHERE status = 'dead'`).Scan(&n); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM deliveries WHERE status = 'dead'`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count dead letters: %w", err)
 	}
 	return n, nil
@@ -121,11 +121,11 @@ func (s *Store) DeadCount(ctx context.Context) (int, error) {
 // for every project), and how many there are in all.
 func (s *Store) ListDead(ctx context.Context, project string, limit int) ([]*Delivery, int, error) {
 	var total int
-	if err := s.fast.QueryRowContext(ctx, `SELECT count(*) FROM deliveries WHERE status = 'dead'
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM deliveries WHERE status = 'dead'
 		AND (? = '' OR project_root = ?)`, project, project).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("list dead letters: %w", err)
 	}
-	rows, err := s.fast.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE status = 'dead'
+	rows, err := s.db.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE status = 'dead'
 		AND (? = '' OR project_root = ?) ORDER BY updated_at DESC, delivery_id LIMIT ?`, project, project, limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list dead letters: %w", err)
@@ -148,7 +148,7 @@ func (s *Store) ListDead(ctx context.Context, project string, limit int) ([]*Del
 // that are not dead letters.
 func (s *Store) Replay(ctx context.Context, project string, ids []string, all bool) (replayed, notFound []string, err error) {
 	now := ms(s.now())
-	err = s.durable.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.durable(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		replayed, notFound = nil, nil
 		var rows *sql.Rows
 		var err error
@@ -196,7 +196,7 @@ func (s *Store) Replay(ctx context.Context, project string, ids []string, all bo
 // event a no-op.
 func (s *Store) PruneSent(ctx context.Context, cutoff time.Time, limit int) (int, error) {
 	var n int64
-	err := s.fast.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.fast(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries
 			WHERE status = 'sent' AND updated_at < ? LIMIT ?)`, ms(cutoff), limit)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/sqlitex"
@@ -64,40 +65,45 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store is an open outbox. It holds two connection pools on the one file:
-// durable commits with synchronous=FULL and carries every write that
+// Store is an open outbox. Every write goes through one connection (see
+// sqlitex.Writer), at one of two synchronous levels: FULL for what
 // acknowledges something (an enqueue before notify answers, an operator's
-// replay), so those survive power loss; fast commits with
-// synchronous=NORMAL and carries the bookkeeping of attempts (claims,
-// outcomes, releases). In WAL mode a NORMAL commit survives any crash of
-// the process; only a power loss can roll one back, and the worst that
-// does is resend a delivery with its same delivery_id, which at-least-once
-// delivery allows. The split saves one fsync per notify and one per
-// delivery in a flush.
+// replay), so those survive power loss; NORMAL for the bookkeeping of
+// attempts (claims, outcomes, releases). In WAL mode a NORMAL commit
+// survives any crash of the process; only a power loss can roll one back,
+// and the worst that does is resend a delivery with its same delivery_id,
+// which at-least-once delivery allows. The split saves one fsync per
+// notify and one per delivery in a flush. (It was two pools once; each
+// pool's commits then discarded the other's page cache.) Reads use the
+// pool's other connections.
 type Store struct {
-	durable *sqlitex.DB
-	fast    *sqlitex.DB
-	pid     int64
-	lease   time.Duration
-	now     func() time.Time
+	db    *sqlitex.DB
+	w     *sqlitex.Writer
+	pid   int64
+	lease time.Duration
+	now   func() time.Time
+	// listed holds the projects this process's enqueues have committed to
+	// the projects table (rows are never deleted), so the next enqueue
+	// for one skips that INSERT.
+	listed sync.Map
 }
 
 // Open opens (creating if needed) and migrates the outbox.
 func Open(ctx context.Context, o Options) (*Store, error) {
-	durable, err := sqlitex.Open(ctx, sqlitex.Options{Path: o.Path, Synchronous: sqlitex.SyncFull, BusyTimeout: 5 * time.Second})
+	db, err := sqlitex.Open(ctx, sqlitex.Options{Path: o.Path, Synchronous: sqlitex.SyncFull, BusyTimeout: 5 * time.Second})
 	if err != nil {
 		return nil, err
 	}
-	if _, _, err := durable.Migrate(ctx, migrations); err != nil {
-		durable.Close()
+	if _, _, err := db.Migrate(ctx, migrations); err != nil {
+		db.Close()
 		return nil, err
 	}
-	fast, err := sqlitex.Open(ctx, sqlitex.Options{Path: o.Path, Synchronous: sqlitex.SyncNormal, BusyTimeout: 5 * time.Second})
+	w, err := db.Writer(ctx)
 	if err != nil {
-		durable.Close()
+		db.Close()
 		return nil, err
 	}
-	s := &Store{durable: durable, fast: fast, pid: int64(os.Getpid()), lease: o.Lease, now: o.Now}
+	s := &Store{db: db, w: w, pid: int64(os.Getpid()), lease: o.Lease, now: o.Now}
 	if s.lease <= 0 {
 		s.lease = 2 * time.Minute
 	}
@@ -107,11 +113,24 @@ func Open(ctx context.Context, o Options) (*Store, error) {
 	return s, nil
 }
 
+// durable runs fn in a write transaction committed with synchronous=FULL:
+// for what acknowledges something. fn's ctx is the caller's without its
+// cancellation (see sqlitex.Writer.Tx): its statements run on it.
+func (s *Store) durable(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return s.w.Tx(ctx, sqlitex.SyncFull, fn)
+}
+
+// fast runs fn in a write transaction committed with synchronous=NORMAL:
+// for the bookkeeping of attempts.
+func (s *Store) fast(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return s.w.Tx(ctx, sqlitex.SyncNormal, fn)
+}
+
 // Close closes the database.
-func (s *Store) Close() error { return errors.Join(s.fast.Close(), s.durable.Close()) }
+func (s *Store) Close() error { return errors.Join(s.w.Close(), s.db.Close()) }
 
 // Path is the database file.
-func (s *Store) Path() string { return s.durable.Path }
+func (s *Store) Path() string { return s.db.Path }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
@@ -144,7 +163,7 @@ func (s *Store) Enqueue(ctx context.Context, ds []Delivery, claim func(*Delivery
 	now := s.now()
 	token := rand.Int64()
 	var inserted []*Delivery
-	err := s.durable.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.durable(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		inserted = inserted[:0]
 		projects := map[string]bool{}
 		for i := range ds {
@@ -169,6 +188,9 @@ func (s *Store) Enqueue(ctx context.Context, ds []Delivery, claim func(*Delivery
 			}
 		}
 		for p := range projects {
+			if _, ok := s.listed.Load(p); ok {
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO projects (project_root, first_seen_at) VALUES (?, ?)
 				ON CONFLICT DO NOTHING`, p, ms(now)); err != nil {
 				return err
@@ -178,6 +200,9 @@ func (s *Store) Enqueue(ctx context.Context, ds []Delivery, claim func(*Delivery
 	})
 	if err != nil {
 		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	for _, d := range inserted { // committed now
+		s.listed.Store(d.ProjectRoot, true)
 	}
 	return inserted, nil
 }
@@ -222,7 +247,7 @@ func (s *Store) Claim(ctx context.Context, project string, limit int) ([]*Delive
 	now := s.now()
 	token := rand.Int64()
 	var out []*Delivery
-	err := s.fast.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.fast(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		out = out[:0]
 		rows, err := tx.QueryContext(ctx, `UPDATE deliveries
 			SET status = 'inflight', attempts = attempts + 1, claim_token = ?, claimed_pid = ?, updated_at = ?
@@ -269,7 +294,7 @@ func (s *Store) Release(ctx context.Context, ds []*Delivery) error {
 		return nil
 	}
 	now := ms(s.now())
-	err := s.fast.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.fast(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, d := range ds {
 			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET status = 'pending', attempts = max(attempts - 1, 0),
 				claim_token = NULL, claimed_pid = NULL, updated_at = ?

@@ -79,7 +79,7 @@ func (s *Store) Record(ctx context.Context, outs []Outcome) []error {
 			o.Delivery.NextAttemptAt = o.Next
 		}
 	}
-	err := s.fast.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.fast(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for i, o := range outs {
 			query, args, err := outcomeSQL(o, now)
 			if err != nil {

@@ -160,7 +160,7 @@ func TestRecoverStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Pretend e2's claim belongs to another, live process.
-	if _, err := st.fast.ExecContext(ctx, `UPDATE deliveries SET claimed_pid = 999999 WHERE event_id = 'e2'`); err != nil {
+	if _, err := st.db.ExecContext(ctx, `UPDATE deliveries SET claimed_pid = 999999 WHERE event_id = 'e2'`); err != nil {
 		t.Fatal(err)
 	}
 	alive := func(pid int) bool { return pid == 999999 }
