@@ -84,3 +84,25 @@ func LoadSettings(getenv func(string) string, prefix string, defaults Settings) 
 
 // ErrNoDSN means neither DSN variable is set.
 var ErrNoDSN = errors.New("no PostgreSQL connection string")
+
+// Open returns the handle of the database these settings name, for the
+// binary appName (PostgreSQL's application_name). It does not dial: the
+// first query does, bounded by ConnectTimeout.
+func (s Settings) Open(appName string) (*DB, error) {
+	return Open(Options{DSN: s.DSN, Schema: s.Schema, ConnectTimeout: s.ConnectTimeout, AppName: appName})
+}
+
+// Check is a PostgreSQL plugin's Preflight: the settings loaded (loadErr
+// is LoadSettings's error) and the DSN is one the driver accepts (parsed
+// only, nothing dialled).
+func (s Settings) Check(appName string, loadErr error) error {
+	if loadErr != nil {
+		return loadErr
+	}
+	db, err := s.Open(appName)
+	if err != nil {
+		return err
+	}
+	db.Close()
+	return nil
+}

@@ -31,12 +31,11 @@ func Main(p Plugin) int {
 		fmt.Fprintf(os.Stderr, "%s is an Animus plugin and speaks JSON-RPC on stdin; install it with `animus plugin install --path <binary>`, or see --help\n", p.Name)
 		return 2
 	}
-	fixed := os.Getenv("GOMAXPROCS") != ""
 	if n := p.maxProcs(os.Getenv); n > 0 {
 		runtime.GOMAXPROCS(n)
-		fixed = true
 	}
-	p.procs = newProcs(fixed)
+	// A Serial plugin's one P, or the environment's GOMAXPROCS, is fixed.
+	p.procs = newProcs(p.Serial || os.Getenv("GOMAXPROCS") != "")
 	p.redact = newRedactor(p.envVars(), p.Secrets)
 	if p.Logger == nil {
 		p.Logger = newLogger(os.Stderr, p.redact)

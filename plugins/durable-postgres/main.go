@@ -42,7 +42,7 @@ func newPlugin(getenv func(string) string) pluginkit.Plugin {
 		KindCapabilities: svc.KindCapabilities(),
 		// One request at a time, in arrival order, as animus-durable-sqlite.
 		Serial:    true,
-		Preflight: func(context.Context) error { return backend.Check(cfg, cfgErr) },
+		Preflight: func(context.Context) error { return cfg.Check(backend.Name, cfgErr) },
 		Init:      svc.Init,
 		Health:    svc.Health,
 		Close:     svc.Close,

@@ -41,7 +41,7 @@ func newPlugin(getenv func(string) string) pluginkit.Plugin {
 		Secrets:          []string{pgkit.Password(cfg.DSN)},
 		Mux:              mux,
 		KindCapabilities: queue.KindCapabilities(),
-		Preflight:        func(context.Context) error { return backend.Check(cfg, cfgErr) },
+		Preflight:        func(context.Context) error { return cfg.Check(backend.Name, cfgErr) },
 		Init:             svc.Init,
 		Health:           svc.Health,
 		Close:            svc.Close,

@@ -42,7 +42,7 @@ func newPlugin(getenv func(string) string) pluginkit.Plugin {
 		ExtraCapabilities: app.Markers(),
 		SubjectKinds:      cfg.Kinds,
 		Streaming:         true,
-		Preflight:         func(context.Context) error { return backend.Check(cfg, cfgErr) },
+		Preflight:         func(context.Context) error { return cfg.Check(backend.Name, cfgErr) },
 		Init:              app.Init,
 		Health:            app.Health,
 		Close:             app.Close,

@@ -132,6 +132,20 @@ var pgSubjects = []struct {
 // PgHostsDSN is the DSN the demo uses when none is given: $ANIMUS_PG_TEST_DSN.
 func PgHostsDSN() string { return strings.TrimSpace(os.Getenv(EnvPgDSN)) }
 
+// namespace checks o for the PostgreSQL scene named scene: it needs a
+// DSN, and runs in o.Namespace, or in a fresh demo_… namespace (fresh)
+// that the scene drops when it is done.
+func (o PgHostsOptions) namespace(scene string) (ns string, fresh bool, err error) {
+	if strings.TrimSpace(o.DSN) == "" {
+		return "", false, errors.New(scene + ": no PostgreSQL DSN")
+	}
+	ns, fresh = o.Namespace, o.Namespace == ""
+	if fresh {
+		ns = "demo_" + randomHex(6)
+	}
+	return ns, fresh, pgkit.ValidSchema(ns)
+}
+
 // PgHostsSkipped is the one line the demo prints instead of the
 // PostgreSQL scenes ("two hosts, one queue" and "two hosts, one task
 // list") when it has no PostgreSQL.
@@ -142,19 +156,13 @@ func PgHostsSkipped(w io.Writer) {
 // RunPgHosts runs the scene "two hosts, one queue" against the binaries
 // in binDir and narrates it to w.
 func RunPgHosts(ctx context.Context, binDir string, w io.Writer, o PgHostsOptions) (*PgHostsResult, error) {
-	if strings.TrimSpace(o.DSN) == "" {
-		return nil, errors.New("two hosts, one queue: no PostgreSQL DSN")
+	ns, fresh, err := o.namespace("two hosts, one queue")
+	if err != nil {
+		return nil, err
 	}
 	schemas, err := schemacheck.Default()
 	if err != nil {
 		return nil, fmt.Errorf("schemas: %w", err)
-	}
-	ns, fresh := o.Namespace, o.Namespace == ""
-	if fresh {
-		ns = "demo_" + randomHex(6)
-	}
-	if err := pgkit.ValidSchema(ns); err != nil {
-		return nil, err
 	}
 	n := NewNarrator(w)
 	s := &pgScene{

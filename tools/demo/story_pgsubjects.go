@@ -13,7 +13,6 @@ import (
 
 	"github.com/animus-plugins/animus-plugins/e2e/fakehost"
 	"github.com/animus-plugins/animus-plugins/e2e/schemacheck"
-	"github.com/animus-plugins/animus-plugins/pkg/pgkit"
 )
 
 // "Two hosts, one task list": two Animus 0.7 daemons on two machines (two
@@ -102,19 +101,13 @@ type pgSubjScene struct {
 // RunPgSubjects runs the scene "two hosts, one task list" against the
 // binaries in binDir and narrates it to w.
 func RunPgSubjects(ctx context.Context, binDir string, w io.Writer, o PgHostsOptions) (*PgSubjectsResult, error) {
-	if strings.TrimSpace(o.DSN) == "" {
-		return nil, errors.New("two hosts, one task list: no PostgreSQL DSN")
+	ns, fresh, err := o.namespace("two hosts, one task list")
+	if err != nil {
+		return nil, err
 	}
 	schemas, err := schemacheck.Default()
 	if err != nil {
 		return nil, fmt.Errorf("schemas: %w", err)
-	}
-	ns, fresh := o.Namespace, o.Namespace == ""
-	if fresh {
-		ns = "demo_" + randomHex(6)
-	}
-	if err := pgkit.ValidSchema(ns); err != nil {
-		return nil, err
 	}
 	n := NewNarrator(w)
 	s := &pgSubjScene{

@@ -19,18 +19,12 @@ import (
 // Name is the binary's name, as the manifest and error messages say it.
 const Name = "animus-durable-postgres"
 
-// Connect returns the database handle of cfg. It does not dial: the
-// first query does, bounded by cfg.ConnectTimeout.
-func Connect(cfg config.Config) (*pgkit.DB, error) {
-	return pgkit.Open(pgkit.Options{DSN: cfg.DSN, Schema: cfg.Schema, ConnectTimeout: cfg.ConnectTimeout, AppName: Name})
-}
-
 // Opener returns the durable.Options.Open of cfg. Every project a daemon
 // binds shares the namespace's step log: a workflow begun on one host is
 // recovered on another, whose project root differs.
 func Opener(cfg config.Config) func(ctx context.Context, root string) (storage.Store, error) {
 	return func(ctx context.Context, root string) (storage.Store, error) {
-		db, err := Connect(cfg)
+		db, err := cfg.Open(Name)
 		if err != nil {
 			return nil, pluginkit.Unavailable("the PostgreSQL connection settings are not usable: %v", err).WithCode(durable.CodeBackendUnavailable)
 		}
@@ -41,18 +35,4 @@ func Opener(cfg config.Config) func(ctx context.Context, root string) (storage.S
 		}
 		return st, err
 	}
-}
-
-// Check is the plugin's Preflight: the settings parse, and the DSN is one
-// the driver accepts (parsed only, nothing dialled).
-func Check(cfg config.Config, cfgErr error) error {
-	if cfgErr != nil {
-		return cfgErr
-	}
-	db, err := Connect(cfg)
-	if err != nil {
-		return err
-	}
-	db.Close()
-	return nil
 }

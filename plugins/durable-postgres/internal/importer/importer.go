@@ -44,7 +44,7 @@ func run(ctx context.Context, cfg config.Config, from string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", from, err)
 	}
-	db, err := backend.Connect(cfg)
+	db, err := cfg.Open(backend.Name)
 	if err != nil {
 		return "", err
 	}

@@ -63,7 +63,7 @@ func run(ctx context.Context, cfg config.Config, from, project string) (Counts, 
 	if err != nil {
 		return Counts{}, fmt.Errorf("read %s: %w", from, err)
 	}
-	db, err := backend.Connect(cfg)
+	db, err := cfg.Open(backend.Name)
 	if err != nil {
 		return Counts{}, err
 	}

@@ -18,18 +18,12 @@ import (
 // Name is the binary's name, as the manifest and error messages say it.
 const Name = "animus-subject-postgres"
 
-// Connect returns the database handle of cfg. It does not dial: the first
-// query does, bounded by cfg.ConnectTimeout.
-func Connect(cfg config.Config) (*pgkit.DB, error) {
-	return pgkit.Open(pgkit.Options{DSN: cfg.DSN, Schema: cfg.Schema, ConnectTimeout: cfg.ConnectTimeout, AppName: Name})
-}
-
 // Opener returns the subjects.Options.Open of cfg. Every project a daemon
 // binds shares the namespace: that is the point, one task list for every
 // host.
 func Opener(cfg config.Config) func(ctx context.Context, root string, onCommit func()) (storage.Store, error) {
 	return func(ctx context.Context, _ string, onCommit func()) (storage.Store, error) {
-		db, err := Connect(cfg)
+		db, err := cfg.Open(Name)
 		if err != nil {
 			return nil, pluginkit.Unavailable("the PostgreSQL connection settings are not usable: %v", err)
 		}
@@ -39,18 +33,4 @@ func Opener(cfg config.Config) func(ctx context.Context, root string, onCommit f
 		}
 		return st, err
 	}
-}
-
-// Check is the plugin's Preflight: the settings parse, and the DSN is one
-// the driver accepts (parsed only, nothing dialled).
-func Check(cfg config.Config, cfgErr error) error {
-	if cfgErr != nil {
-		return cfgErr
-	}
-	db, err := Connect(cfg)
-	if err != nil {
-		return err
-	}
-	db.Close()
-	return nil
 }

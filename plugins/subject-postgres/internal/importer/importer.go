@@ -46,7 +46,7 @@ func run(ctx context.Context, cfg config.Config, from string, stdout io.Writer) 
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", from, err)
 	}
-	db, err := backend.Connect(cfg)
+	db, err := cfg.Open(backend.Name)
 	if err != nil {
 		return "", err
 	}
