@@ -46,8 +46,9 @@ func notifyParams(dir string, i int) string {
 
 // BenchmarkNotifierWebhookDeliver measures notify → delivered: each
 // notifier/notify commits its outbox row (synchronous=FULL), signs the
-// request (Standard Webhooks), POSTs it to a local receiver and records
-// the outcome before answering delivered:1. Beside it, in the same run
+// request (Standard Webhooks) and POSTs it to a local receiver (the POST
+// goes out while the commit waits for its fsync), and answers
+// delivered:1 once both are done (the outcome is recorded after). Beside it, in the same run
 // and interleaved request by request, a bare Go loop POSTs a body of the
 // same size to the same receiver. Reported: both rates, plugin/bare, the
 // plugin's p50/p99, and the p50 of one 4 KiB write+fsync on the same disk:

@@ -80,7 +80,7 @@ func Backfill(ctx context.Context, env Env, args []string) int {
 	defer st.Close()
 	inserted := 0
 	for start := 0; start < len(rows); start += backfillBatch {
-		got, err := st.Enqueue(ctx, rows[start:min(start+backfillBatch, len(rows))], nil)
+		got, err := st.Enqueue(ctx, rows[start:min(start+backfillBatch, len(rows))], nil, nil)
 		if err != nil {
 			// Earlier batches are committed; running the command again
 			// skips them by delivery_key.

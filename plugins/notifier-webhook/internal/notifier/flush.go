@@ -65,6 +65,48 @@ func (s *Service) Flush(ctx context.Context, p FlushParams) (FlushResult, error)
 // sendAll sends claimed rows concurrently (bounded per connector) until
 // deadline, records every outcome, and hands unstarted rows back. It
 // returns the number delivered and the lifecycle events, in row order.
+func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Config, rows []*store.Delivery, deadline time.Time) (int, events) {
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	return s.finish(st, s.startSends(ctx, cfg, rows, deadline), false)
+}
+
+// sends is a set of attempts under way: startSends launches them, finish
+// waits for them and records their outcomes.
+type sends struct {
+	ctx    context.Context // bounded by the deadline
+	cancel context.CancelFunc
+	cfg    *config.Config
+	rows   []*store.Delivery
+	// done carries each row's index once its attempt ended; results[i]
+	// is written before and read after.
+	results []attemptResult
+	done    chan int
+}
+
+// startSends launches one attempt per row, each on its own goroutine.
+func (s *Service) startSends(ctx context.Context, cfg *config.Config, rows []*store.Delivery, deadline time.Time) *sends {
+	sn := &sends{cfg: cfg, rows: rows, results: make([]attemptResult, len(rows)), done: make(chan int, len(rows))}
+	sn.ctx, sn.cancel = context.WithDeadline(ctx, deadline)
+	s.learnSecrets(secretNames(cfg)...)
+	for i := range rows {
+		go func() {
+			var conn *config.Connector
+			if cfg != nil {
+				conn = cfg.Connector(rows[i].ConnectorID)
+			}
+			sn.results[i].res, sn.results[i].started = s.attempt(sn.ctx, rows[i], conn)
+			sn.done <- i
+		}()
+	}
+	return sn
+}
+
+// finish waits for the attempts of sn, records every outcome and hands
+// unstarted rows back. It returns the number delivered and the lifecycle
+// events, in row order. With async, outcomes that are all successes are
+// recorded after finish returns (see recordLater).
 //
 // Outcomes are recorded in batches of up to recordBatch, one transaction
 // each, an outcome waiting at most recordWait for others to join it: each
@@ -72,40 +114,17 @@ func (s *Service) Flush(ctx context.Context, p FlushParams) (FlushResult, error)
 // writers queue on SQLite's write lock, whose busy handler sleeps a
 // millisecond or more per retry, and wrote the same table and index pages
 // to the WAL once per row (most of a flush of 128 went there).
-func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Config, rows []*store.Delivery, deadline time.Time) (int, events) {
-	if len(rows) == 0 {
-		return 0, nil
-	}
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	s.learnSecrets(secretNames(cfg)...)
+func (s *Service) finish(st *store.Store, sn *sends, async bool) (int, events) {
+	defer sn.cancel()
+	rows, results := sn.rows, sn.results
 	perRow := make([]events, len(rows))
 	delivered := make([]bool, len(rows))
 	var back []*store.Delivery
-	// done carries each row's index once its attempt ended; results[i]
-	// is written before and read after.
-	results := make([]attemptResult, len(rows))
-	done := make(chan int, len(rows))
-	try := func(i int) {
-		var conn *config.Connector
-		if cfg != nil {
-			conn = cfg.Connector(rows[i].ConnectorID)
-		}
-		results[i].res, results[i].started = s.attempt(ctx, rows[i], conn)
-		done <- i
-	}
-	if len(rows) == 1 {
-		try(0) // notify's usual case: no goroutine to hand it to
-	} else {
-		for i := range rows {
-			go try(i)
-		}
-	}
 	var batch []int
 	var wait <-chan time.Time // runs while outcomes wait for company
 	for left := len(rows); left > 0; {
 		select {
-		case i := <-done:
+		case i := <-sn.done:
 			batch = append(batch, i)
 			left--
 			if len(batch) == 1 {
@@ -125,7 +144,7 @@ func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Conf
 				back = append(back, rows[i])
 			}
 		}
-		s.record(ctx, st, cfg, rows, results, sent, perRow)
+		s.record(sn.ctx, st, sn.cfg, rows, results, sent, perRow, async)
 		for _, i := range sent {
 			delivered[i] = results[i].res.Outcome == delivery.Delivered
 		}
@@ -140,7 +159,7 @@ func (s *Service) sendAll(ctx context.Context, st *store.Store, cfg *config.Conf
 		out = append(out, perRow[i]...)
 	}
 	if len(back) > 0 {
-		if err := st.Release(context.WithoutCancel(ctx), back); err != nil {
+		if err := st.Release(context.WithoutCancel(sn.ctx), back); err != nil {
 			// They stay inflight until the lease lets a flush reclaim them.
 			s.log.Error("could not hand unstarted deliveries back", "error", err.Error())
 		}
@@ -195,9 +214,10 @@ func (s *Service) attempt(ctx context.Context, d *store.Delivery, conn *config.C
 // record writes the outcomes of the attempts rows[i] for i in idx, in one
 // transaction, and sets perRow[i] to their lifecycle events. The write
 // ignores the request's cancellation: an attempt that happened must be
-// recorded even while the plugin drains.
+// recorded even while the plugin drains. With async, outcomes that are all
+// successes are handed to recordLater instead.
 func (s *Service) record(ctx context.Context, st *store.Store, cfg *config.Config, rows []*store.Delivery,
-	results []attemptResult, idx []int, perRow []events) {
+	results []attemptResult, idx []int, perRow []events, async bool) {
 	if len(idx) == 0 {
 		return
 	}
@@ -219,6 +239,14 @@ func (s *Service) record(ctx context.Context, st *store.Store, cfg *config.Confi
 			o.Status, o.Next = store.Pending, s.now().Add(delivery.Backoff(policy, d.Attempts, res.RetryAfter, s.random))
 		}
 		outs[k] = o
+		async = async && o.Status == store.Sent
+	}
+	if async {
+		for k, i := range idx {
+			perRow[i] = s.report(outs[k], results[i].res, nil)
+		}
+		s.recordLater(st, outs)
+		return
 	}
 	errs := st.Record(wctx, outs)
 	for k, i := range idx {

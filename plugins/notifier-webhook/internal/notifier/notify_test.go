@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/animus-plugins/animus-plugins/pkg/pluginkit"
+	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/internal/store"
 	"github.com/animus-plugins/animus-plugins/plugins/notifier-webhook/webhooksig"
 )
 
@@ -55,6 +56,45 @@ func TestNotifyDeliversSynchronously(t *testing.T) {
 	if !strings.Contains(string(r.body), `"schema":"animus.daemon.notification-delivery.v1"`) ||
 		!strings.Contains(string(r.body), `"event":{"id":"evt-1","seq":1,"timestamp":"2026-05-31T00:00:00.123456+00:00","event_type":"workflow_completed","project_root":"`+h.project+`","data":{"workflow_id":"wf-1","task_id":"T-9"}}`) {
 		t.Errorf("body %s", r.body)
+	}
+}
+
+// A notify answers once its row is committed, and records its successful
+// outcome after answering (recordLater); Close waits for those records.
+func TestNotifyRecordsSentAfterAnswering(t *testing.T) {
+	rc := newScripted(t, 200)
+	db := filepath.Join(t.TempDir(), "outbox.sqlite")
+	h := newHarness(t, harnessOpts{config: webhookConfig(""), dbPath: db, env: map[string]string{"OPS_URL": rc.URL, "OPS_SECRET": "s3cret"}})
+	other, err := store.Open(context.Background(), store.Options{Path: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	const n = 20
+	for i := range n {
+		if res := h.notify(h.event("evt-"+itoa(i), "x", `{}`)); res.Delivered != 1 {
+			t.Fatalf("notify %d: %+v", i, res)
+		}
+		c, err := other.Count(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Inflight+c.Sent != i+1 || c.Pending+c.Dead != 0 {
+			t.Fatalf("after notify %d another connection sees %+v", i, c)
+		}
+	}
+	if err := h.svc.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c, err := other.Count(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c != (store.Counts{Sent: n}) {
+		t.Fatalf("after Close: %+v, want %d sent", c, n)
+	}
+	if got := len(rc.requests()); got != n {
+		t.Fatalf("receiver saw %d requests, want %d", got, n)
 	}
 }
 

@@ -69,6 +69,8 @@ type Service struct {
 
 	store       *store.Store
 	bindingRoot string
+	// later counts notify's outcome records still running (recordLater).
+	later sync.WaitGroup
 
 	mu           sync.Mutex
 	sems         map[string]chan struct{} // per project+connector
@@ -188,6 +190,7 @@ func (s *Service) Close(context.Context) error {
 	if st == nil {
 		return nil
 	}
+	s.later.Wait()
 	return st.Close()
 }
 

@@ -159,7 +159,13 @@ const insertDelivery = `INSERT INTO deliveries (delivery_id, delivery_key, proje
 // skipped. Rows for which claim (if non-nil) reports true start claimed by
 // this process (inflight, attempts 1) so the caller can send them at once;
 // the others are pending and due now.
-func (s *Store) Enqueue(ctx context.Context, ds []Delivery, claim func(*Delivery) bool) ([]*Delivery, error) {
+//
+// decided, if non-nil, is called with the rows being inserted once the
+// transaction holds the write lock and has inserted them, before its
+// commit: what it starts overlaps the commit's fsync. It runs at most
+// once; if the commit then fails, Enqueue returns the error and the rows
+// do not exist.
+func (s *Store) Enqueue(ctx context.Context, ds []Delivery, claim func(*Delivery) bool, decided func([]*Delivery)) ([]*Delivery, error) {
 	now := s.now()
 	token := rand.Int64()
 	var inserted []*Delivery
@@ -195,6 +201,9 @@ func (s *Store) Enqueue(ctx context.Context, ds []Delivery, claim func(*Delivery
 				ON CONFLICT DO NOTHING`, p, ms(now)); err != nil {
 				return err
 			}
+		}
+		if decided != nil && len(inserted) > 0 {
+			decided(inserted)
 		}
 		return nil
 	})

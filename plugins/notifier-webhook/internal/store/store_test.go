@@ -52,6 +52,55 @@ func ids(ds []*Delivery) []string {
 	return out
 }
 
+// Enqueue's decided hook sees exactly the rows being inserted, while they
+// are not yet committed, and is not called when nothing is inserted.
+func TestEnqueueDecidedBeforeCommit(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Unix(1_700_000_000, 0)}
+	path := filepath.Join(t.TempDir(), "o.sqlite")
+	st, other := open(t, path, c), open(t, path, c)
+	if _, err := st.Enqueue(ctx, []Delivery{row("/p", "old", "c")}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		rows   []Delivery
+		calls  int
+		hooked []string // ids the hook saw
+	}{
+		{"new and known", []Delivery{row("/p", "old", "c"), row("/p", "e1", "c"), row("/p", "e2", "c")}, 1,
+			[]string{"id-/p-e1-c", "id-/p-e2-c"}},
+		{"only known", []Delivery{row("/p", "old", "c"), row("/p", "e1", "c")}, 0, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, err := other.Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			var hooked []string
+			got, err := st.Enqueue(ctx, tc.rows, nil, func(ds []*Delivery) {
+				calls++
+				hooked = ids(ds)
+				during, err := other.Count(ctx)
+				if err != nil || during != before {
+					t.Errorf("inside the hook another connection sees %+v (%v), want %+v: committed early", during, err, before)
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls != tc.calls || fmt.Sprint(hooked) != fmt.Sprint(tc.hooked) || fmt.Sprint(ids(got)) != fmt.Sprint(tc.hooked) {
+				t.Fatalf("hook called %d times with %v, Enqueue returned %v; want %d with %v", calls, hooked, ids(got), tc.calls, tc.hooked)
+			}
+			after, _ := other.Count(ctx)
+			if after.Pending != before.Pending+len(tc.hooked) {
+				t.Fatalf("after: %+v, before %+v", after, before)
+			}
+		})
+	}
+}
+
 func TestEnqueueDeduplicatesEvenAfterSent(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
@@ -59,14 +108,14 @@ func TestEnqueueDeduplicatesEvenAfterSent(t *testing.T) {
 	wf := "wf-1"
 	d := row("/p", "e1", "c")
 	d.WorkflowID = &wf
-	got, err := st.Enqueue(ctx, []Delivery{d, row("/p", "e1", "c2")}, func(*Delivery) bool { return true })
+	got, err := st.Enqueue(ctx, []Delivery{d, row("/p", "e1", "c2")}, func(*Delivery) bool { return true }, nil)
 	if err != nil || len(got) != 2 || got[0].Status != Inflight || got[0].Attempts != 1 {
 		t.Fatalf("first enqueue: %v %+v", err, got)
 	}
 	if err := st.MarkSent(ctx, got[0], 200); err != nil {
 		t.Fatal(err)
 	}
-	again, err := st.Enqueue(ctx, []Delivery{d, row("/p", "e2", "c")}, nil)
+	again, err := st.Enqueue(ctx, []Delivery{d, row("/p", "e2", "c")}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +141,7 @@ func TestClaimOrderLimitAndDue(t *testing.T) {
 		rows = append(rows, row("/p", fmt.Sprint("e", i), "c"))
 	}
 	rows = append(rows, row("/other", "x", "c"))
-	if _, err := st.Enqueue(ctx, rows, nil); err != nil {
+	if _, err := st.Enqueue(ctx, rows, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	first, err := st.Claim(ctx, "/p", 3)
@@ -127,7 +176,7 @@ func TestLeaseExpiryAndLostClaim(t *testing.T) {
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
 	path := filepath.Join(t.TempDir(), "o.sqlite")
 	a, b := open(t, path, c), open(t, path, c)
-	if _, err := a.Enqueue(ctx, []Delivery{row("/p", "e", "c")}, nil); err != nil {
+	if _, err := a.Enqueue(ctx, []Delivery{row("/p", "e", "c")}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	mine, _ := a.Claim(ctx, "/p", 1)
@@ -156,7 +205,7 @@ func TestRecoverStale(t *testing.T) {
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
 	path := filepath.Join(t.TempDir(), "o.sqlite")
 	st := open(t, path, c)
-	if _, err := st.Enqueue(ctx, []Delivery{row("/p", "e1", "c"), row("/p", "e2", "c")}, func(*Delivery) bool { return true }); err != nil {
+	if _, err := st.Enqueue(ctx, []Delivery{row("/p", "e1", "c"), row("/p", "e2", "c")}, func(*Delivery) bool { return true }, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Pretend e2's claim belongs to another, live process.
@@ -181,7 +230,7 @@ func TestReleaseUndoesTheAttempt(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
 	st := open(t, filepath.Join(t.TempDir(), "o.sqlite"), c)
-	st.Enqueue(ctx, []Delivery{row("/p", "e", "c")}, nil)
+	st.Enqueue(ctx, []Delivery{row("/p", "e", "c")}, nil, nil)
 	got, _ := st.Claim(ctx, "/p", 1)
 	if err := st.Release(ctx, got); err != nil {
 		t.Fatal(err)
@@ -197,7 +246,7 @@ func TestReplay(t *testing.T) {
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
 	st := open(t, filepath.Join(t.TempDir(), "o.sqlite"), c)
 	claimed, err := st.Enqueue(ctx, []Delivery{row("/p", "e1", "c"), row("/p", "e2", "c"), row("/q", "e3", "c")},
-		func(*Delivery) bool { return true })
+		func(*Delivery) bool { return true }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +279,7 @@ func TestPruneSent(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
 	st := open(t, filepath.Join(t.TempDir(), "o.sqlite"), c)
-	got, _ := st.Enqueue(ctx, []Delivery{row("/p", "e1", "c"), row("/p", "e2", "c")}, func(*Delivery) bool { return true })
+	got, _ := st.Enqueue(ctx, []Delivery{row("/p", "e1", "c"), row("/p", "e2", "c")}, func(*Delivery) bool { return true }, nil)
 	st.MarkSent(ctx, got[0], 200)
 	c.advance(48 * time.Hour)
 	st.MarkSent(ctx, got[1], 200)
@@ -255,7 +304,7 @@ func TestConcurrentClaimsNeverOverlap(t *testing.T) {
 	for i := range 200 {
 		rows = append(rows, row("/p", fmt.Sprint("e", i), "c"))
 	}
-	if _, err := a.Enqueue(ctx, rows, nil); err != nil {
+	if _, err := a.Enqueue(ctx, rows, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]int{}
@@ -317,7 +366,7 @@ func BenchmarkEnqueueMarkSent(b *testing.B) {
 		d := Delivery{DeliveryID: "id-" + strconv.Itoa(i), DeliveryKey: "key-" + strconv.Itoa(i), ProjectRoot: dir,
 			EventID: "e", EventType: "workflow_completed", ConnectorID: "c", ConnectorType: "webhook", SubscriptionID: "s", Payload: payload}
 		t0 := time.Now()
-		got, err := st.Enqueue(ctx, []Delivery{d}, func(*Delivery) bool { return true })
+		got, err := st.Enqueue(ctx, []Delivery{d}, func(*Delivery) bool { return true }, nil)
 		if err != nil || len(got) != 1 {
 			b.Fatal(err)
 		}
