@@ -382,12 +382,24 @@ func TestMarkdown(t *testing.T) {
 		"| transport-1 | `BenchmarkTransportHTTP/clients=1` | 112 µs | 8.67 µs | 12.91 (overhead +103.3 µs) | overhead ≤ 100 µs | 103% | ❌ not met |",
 		"| durable-sqlite | `BenchmarkDurableBeginCommit` | 496.1 pairs/s | 497.4 pairs/s | 1.00 | ≥ 0.8 | 80% | ✅ met |",
 		"| notifier-deliver | `BenchmarkNotifierWebhookDeliver` | 1,055 µs | not measured | — | ≤ 1.5 | — | limit not measured: BenchmarkNotifierWebhookDeliver reports no limit-p50-µs |",
+		"What bounds each unmet row on the machine it was measured on, with the measurements behind it: [NOTES.md](../NOTES.md)",
 		"```text\ngoos: linux\n",
 		"BenchmarkSubjectSQLite/n=100k/list-after-write-2  	      10	  23263174 ns/op",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// With every row met there is nothing to explain.
+func TestMarkdownAllMetHasNoPointer(t *testing.T) {
+	var b bytes.Buffer
+	if err := Markdown(&b, Report{Outcomes: []Outcome{{Row: Rows[0], Status: Met}}}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "NOTES.md") {
+		t.Fatalf("all rows met, yet the report points at NOTES.md:\n%s", b.String())
 	}
 }
 
