@@ -94,22 +94,17 @@ func (p *procs) widen() {
 	}
 }
 
-// narrow goes to one P when no calls overlapped for narrowAfter. It
-// reports whether the process now runs on one P.
-func (p *procs) narrow(now time.Time) bool {
+// narrow goes to one P when no calls overlapped for narrowAfter.
+func (p *procs) narrow(now time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.wide.Load() {
-		return true
-	}
-	if now.Sub(time.Unix(0, p.lastWide.Load())) < narrowAfter {
-		return false
+	if !p.wide.Load() || now.Sub(time.Unix(0, p.lastWide.Load())) < narrowAfter {
+		return
 	}
 	p.wide.Store(false)
 	if p.busy.Load() > 1 { // a call overlapped meanwhile: stay wide
 		p.wide.Store(true)
-		return false
+		return
 	}
 	runtime.GOMAXPROCS(1)
-	return true
 }

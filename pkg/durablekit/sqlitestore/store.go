@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,10 +22,12 @@ type Options struct {
 // transaction on it. It implements storage.Store.
 type Store struct {
 	db *sqlitex.DB
-	// wlock queues this process's writers in Go, so they hand over the
-	// SQLite write lock to each other at once instead of polling it through
-	// the busy handler; other processes still contend through SQLite.
-	wlock chan struct{}
+	// w runs this process's write transactions one at a time on one
+	// connection: its writers hand over to each other in Go instead of
+	// polling SQLite's write lock through the busy handler (other
+	// processes still contend through SQLite), and the connection's page
+	// cache stays warm from one write to the next.
+	w *sqlitex.Writer
 	// q runs the statements: the database outside a transaction, the
 	// transaction inside one (inTx).
 	q    sqlitex.Querier
@@ -51,11 +54,16 @@ func Open(ctx context.Context, path string, o Options) (*Store, error) {
 		db.Close()
 		return nil, backend("migrate", err)
 	}
-	return &Store{db: db, wlock: make(chan struct{}, 1), q: db}, nil
+	w, err := db.Writer(ctx)
+	if err != nil {
+		db.Close()
+		return nil, backend("open", err)
+	}
+	return &Store{db: db, w: w, q: db}, nil
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return errors.Join(s.w.Close(), s.db.Close()) }
 
 // Ping checks that the database answers a query.
 func (s *Store) Ping(ctx context.Context) error {
@@ -75,29 +83,22 @@ func (s *Store) Update(ctx context.Context, fn func(tx storage.Store) error) err
 	if s.inTx {
 		return fn(s)
 	}
-	select {
-	case s.wlock <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.wlock }()
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	// Once begun, the transaction runs to its end: it is a few statements
-	// of microseconds each (SQLite's busy wait cannot be interrupted
-	// anyway), and go-sqlite3 runs every exec given a cancellable context,
-	// BEGIN included, on a goroutine of its own so that it can interrupt
-	// it: a spawn and two hand-offs per statement, which the CPU profile of
-	// a begin+commit pair showed. Cancellation is still honoured up to
-	// BEGIN; a caller that gave up meanwhile gets its context error from
-	// the step log.
-	wctx := context.WithoutCancel(ctx)
+	// Once begun, the transaction runs to its end (see
+	// sqlitex.Writer.Tx): it is a few statements of microseconds each
+	// (SQLite's busy wait cannot be interrupted anyway), and go-sqlite3
+	// runs every exec given a cancellable context on a goroutine of its
+	// own so that it can interrupt it: a spawn and two hand-offs per
+	// statement, which the CPU profile of a begin+commit pair showed.
+	// Cancellation is still honoured up to BEGIN; a caller that gave up
+	// meanwhile gets its context error from the step log.
 	var fnErr error
-	err := s.db.Tx(wctx, func(tx *sql.Tx) error {
+	err := s.w.Tx(ctx, sqlitex.SyncFull, func(wctx context.Context, tx *sql.Tx) error {
 		fnErr = fn(s.within(uncancelled{q: tx, ctx: wctx}))
 		return fnErr
 	})
+	if err != nil && fnErr == nil && errors.Is(err, ctx.Err()) {
+		return err // it gave up waiting for its turn: not a backend failure
+	}
 	return s.wrap("write", err, fnErr)
 }
 
@@ -113,7 +114,7 @@ func (s *Store) View(ctx context.Context, fn func(tx storage.Store) error) error
 }
 
 func (s *Store) within(q sqlitex.Querier) *Store {
-	return &Store{db: s.db, wlock: s.wlock, q: q, inTx: true}
+	return &Store{db: s.db, w: s.w, q: q, inTx: true}
 }
 
 // uncancelled runs a write transaction's statements on its own

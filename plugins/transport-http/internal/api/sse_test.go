@@ -139,6 +139,17 @@ func (h *harness) open(t *testing.T, target string) *liveStream {
 	return ls
 }
 
+// openAlive opens target and waits for the stream's first keep-alive: a
+// stream that is open and idle.
+func (h *harness) openAlive(t *testing.T, target string) *liveStream {
+	t.Helper()
+	ls := h.open(t, target)
+	if got := ls.next(t, "comment:keep-alive"); got == "" {
+		t.Fatal("the stream ended without a keep-alive")
+	}
+	return ls
+}
+
 // next returns the next item that has prefix, skipping others; "" when
 // the stream ended first.
 func (ls *liveStream) next(t *testing.T, prefix string) string {
@@ -176,10 +187,7 @@ func TestSSEKeepAliveAndCancel(t *testing.T) {
 	d := newFakeDaemon(t)
 	d.set("subject/watch", reply{events: raws()})
 	h := newHarness(t, Options{KeepAlive: 20 * time.Millisecond}, d)
-	ls := h.open(t, "/api/v1/subjects/watch?kind=task")
-	if got := ls.next(t, "comment:keep-alive"); got == "" {
-		t.Fatal("the stream ended without a keep-alive")
-	}
+	ls := h.openAlive(t, "/api/v1/subjects/watch?kind=task")
 	if n := h.s.Streams(); n != 1 {
 		t.Errorf("Streams() = %d, want 1", n)
 	}
