@@ -64,6 +64,7 @@ func coldStarts(b *testing.B, spawn func(testing.TB, string) *child, dir string,
 	}
 	var d, p []time.Duration
 	for b.Loop() {
+		runtime.GC() // outside the span, as in BenchmarkQueueSQLiteColdStart
 		_, t := callOnce(b, spawn, dir, "queue/stats", `{}`)
 		d = append(d, t)
 		if probe != nil {
