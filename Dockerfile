@@ -24,7 +24,8 @@ FROM golang:${GO_VERSION}-${DEBIAN_RELEASE} AS build
 # build (see .dockerignore), so the Makefile could not work it out here.
 ARG VERSION=0.0.0-dev
 # SQLite comes from mattn/go-sqlite3, which is cgo: the golang image has gcc
-# and glibc headers, and the runtime stage has the same Debian release's glibc.
+# and a static glibc (libc6-dev), and scripts/build-plugin.sh links every
+# plugin statically, so the runtime stage's glibc does not matter to them.
 ENV CGO_ENABLED=1
 WORKDIR /src/main
 COPY . .

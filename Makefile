@@ -16,9 +16,10 @@ TOOLS := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 
-# Every plugin directory under plugins/ builds to bin/animus-<dir>; the
-# example plugin, the e2e commands (e2e/cmd) and the tools (tools/cmd: demo,
-# compat, dist) build beside them.
+# Every plugin directory under plugins/ builds to bin/animus-<dir>,
+# statically linked (scripts/build-plugin.sh says how and why); the example
+# plugin, the e2e commands (e2e/cmd) and the tools (tools/cmd: demo, compat,
+# dist) build beside them.
 PLUGIN_DIRS := $(patsubst %/main.go,%,$(wildcard plugins/*/main.go))
 PLUGINS := $(foreach d,$(PLUGIN_DIRS),$(BIN)/animus-$(notdir $(d))) $(BIN)/animus-example
 TOOLS_BIN := $(BIN)/animus-plugin-conformance $(BIN)/animus-demo $(BIN)/animus-benchreport $(BIN)/fakeloki
@@ -35,8 +36,8 @@ $(BIN)/animus-example: FORCE
 
 $(BIN)/animus-%: FORCE
 	@if [ -d plugins/$* ]; then \
-		echo "go build plugins/$*"; \
-		go build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./plugins/$*; \
+		echo "go build plugins/$* (static)"; \
+		scripts/build-plugin.sh $* $@ '$(LDFLAGS)'; \
 	elif [ -d tools/cmd/animus-$* ]; then \
 		echo "go build tools/cmd/animus-$*"; \
 		go build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./tools/cmd/animus-$*; \
@@ -159,9 +160,9 @@ dist: build
 	rm -rf $(DIST) $(CROSS_BIN)
 	@if [ "$(NATIVE_PLATFORM)" = linux_amd64 ] && command -v $(ARM64_CC) >/dev/null 2>&1; then \
 		for d in $(PLUGIN_NAMES); do \
-			echo "go build plugins/$$d (linux/arm64, CC=$(ARM64_CC))"; \
-			CC=$(ARM64_CC) CGO_ENABLED=1 GOOS=linux GOARCH=arm64 \
-				go build -trimpath -ldflags '$(LDFLAGS)' -o $(CROSS_BIN)/linux_arm64/animus-$$d ./plugins/$$d; \
+			echo "go build plugins/$$d (linux/arm64, CC=$(ARM64_CC), static)"; \
+			CC=$(ARM64_CC) GOOS=linux GOARCH=arm64 \
+				scripts/build-plugin.sh $$d $(CROSS_BIN)/linux_arm64/animus-$$d '$(LDFLAGS)'; \
 		done; \
 	else \
 		echo "dist: no $(ARM64_CC) (apt-get install gcc-aarch64-linux-gnu), so no linux_arm64 tarballs"; \
