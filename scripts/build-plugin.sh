@@ -17,7 +17,7 @@
 # net alone linked runtime/cgo and the loader into it, for nothing.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 DIR OUT [LDFLAGS]" >&2; exit 2; }
-dir=$1 out=$2 ldflags=${3:-}
+dir=$1 out=$(realpath -m -- "$2") ldflags=${3:-} # OUT as given, before the cd
 cd "$(dirname "$0")/.."
 pkg=./plugins/$dir
 if go list -deps "$pkg" | grep -qx 'github.com/mattn/go-sqlite3'; then

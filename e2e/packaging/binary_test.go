@@ -7,15 +7,12 @@ import (
 	"runtime/debug"
 	"slices"
 	"testing"
-
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 )
 
 // Every plugin `make build` made is statically linked, with cgo exactly
 // when it links the SQLite driver.
 func TestPluginBinariesAreStatic(t *testing.T) {
-	r := loadRepo(t)
-	bins := binaries.BuiltDir(t, r.PluginBinaries()...)
+	r, bins := builtPlugins(t)
 	cgo := 0
 	for _, name := range r.PluginBinaries() {
 		path := filepath.Join(bins, name)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 )
 
 // loadRepo reads the real tree this test runs in.
@@ -14,6 +16,15 @@ func loadRepo(t *testing.T) *Repo {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// builtPlugins is the real tree and the directory holding every plugin
+// `make build` made from it (binaries.BuiltDir: skipped outside CI when
+// they are not built).
+func builtPlugins(t *testing.T) (*Repo, string) {
+	t.Helper()
+	r := loadRepo(t)
+	return r, binaries.BuiltDir(t, r.PluginBinaries()...)
 }
 
 // clone copies a Repo so a case can doctor it.

@@ -23,8 +23,7 @@ import (
 // from its own manifest, prints registry entries that parse, and passes
 // arguments through to the command they name.
 func TestImageEntrypoint(t *testing.T) {
-	r := loadRepo(t)
-	bins := binaries.BuiltDir(t, r.PluginBinaries()...)
+	r, bins := builtPlugins(t)
 	dir := t.TempDir()
 	for _, p := range r.Plugins {
 		if err := os.Symlink(filepath.Join(bins, "animus-"+p), filepath.Join(dir, "animus-"+p)); err != nil {

@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/animus-plugins/animus-plugins/e2e/binaries"
 )
 
 // snapshot records size, mode and mtime of every file and directory under
@@ -103,8 +101,7 @@ func newSandbox(t *testing.T) string {
 }
 
 func TestInstallIntoPrefix(t *testing.T) {
-	r := loadRepo(t)
-	bins := binaries.BuiltDir(t, r.PluginBinaries()...)
+	r, bins := builtPlugins(t)
 	sb := newSandbox(t)
 	// PREFIX lives in its own temp dir so that creating it touches nothing
 	// in the sandbox, not even the sandbox directory's mtime.
@@ -194,8 +191,7 @@ func TestInstallIntoPrefix(t *testing.T) {
 }
 
 func TestInstallDestdir(t *testing.T) {
-	r := loadRepo(t)
-	bins := binaries.BuiltDir(t, r.PluginBinaries()...)
+	r, bins := builtPlugins(t)
 	sb := newSandbox(t)
 	stage := filepath.Join(sb, "stage")
 	res := runInstall(t, r, sb, "--prefix", "/usr/local", "--destdir", stage, "--from", bins, r.Plugins[0])
@@ -214,8 +210,7 @@ func TestInstallDestdir(t *testing.T) {
 
 // TestInstallRefuses: bad input installs nothing and says why.
 func TestInstallRefuses(t *testing.T) {
-	r := loadRepo(t)
-	bins := binaries.BuiltDir(t, r.PluginBinaries()...)
+	r, bins := builtPlugins(t)
 	notPlugin := t.TempDir()
 	if err := os.WriteFile(filepath.Join(notPlugin, "animus-fake"), []byte("#!/bin/sh\necho '{\"name\":\"animus-other\"}'\n"), 0o755); err != nil {
 		t.Fatal(err)

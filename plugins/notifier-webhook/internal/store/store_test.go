@@ -35,6 +35,14 @@ func open(t *testing.T, path string, c *clock) *Store {
 	return st
 }
 
+// openTwo opens two stores (two processes, as far as SQLite can tell) on
+// one new outbox file.
+func openTwo(t *testing.T, c *clock) (*Store, *Store) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "o.sqlite")
+	return open(t, path, c), open(t, path, c)
+}
+
 func row(project, event, connector string) Delivery {
 	return Delivery{
 		DeliveryID: "id-" + project + "-" + event + "-" + connector, DeliveryKey: "key-" + project + "-" + event + "-" + connector,
@@ -57,8 +65,7 @@ func ids(ds []*Delivery) []string {
 func TestEnqueueDecidedBeforeCommit(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	path := filepath.Join(t.TempDir(), "o.sqlite")
-	st, other := open(t, path, c), open(t, path, c)
+	st, other := openTwo(t, c)
 	if _, err := st.Enqueue(ctx, []Delivery{row("/p", "old", "c")}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +181,7 @@ func TestClaimOrderLimitAndDue(t *testing.T) {
 func TestLeaseExpiryAndLostClaim(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	path := filepath.Join(t.TempDir(), "o.sqlite")
-	a, b := open(t, path, c), open(t, path, c)
+	a, b := openTwo(t, c)
 	if _, err := a.Enqueue(ctx, []Delivery{row("/p", "e", "c")}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -298,8 +304,7 @@ func TestPruneSent(t *testing.T) {
 func TestConcurrentClaimsNeverOverlap(t *testing.T) {
 	ctx := context.Background()
 	c := &clock{t: time.Unix(1_700_000_000, 0)}
-	path := filepath.Join(t.TempDir(), "o.sqlite")
-	a, b := open(t, path, c), open(t, path, c)
+	a, b := openTwo(t, c)
 	var rows []Delivery
 	for i := range 200 {
 		rows = append(rows, row("/p", fmt.Sprint("e", i), "c"))
